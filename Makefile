@@ -1,0 +1,17 @@
+# ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
+MODULE_big = ttl
+OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o \
+       src/launcher.o src/worker.o
+EXTENSION = ttl
+DATA = ttl--1.0.sql
+PGFILEDESC = "ttl - time-to-live for JSONB document tables"
+
+REGRESS = setup rules validation trigger view item_functions lifecycle \
+          privileges purge
+REGRESS_OPTS = --load-extension=ttl
+ISOLATION = purge_vs_update purge_vs_lock purge_vs_policy purge_twice
+
+PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,332 @@
+/*
+ * launcher.c
+ *		The ttl launcher: a static background worker that keeps one purge
+ *		worker (worker.c) per database, and the shared memory that lets
+ *		DROP DATABASE stop that worker first.
+ *
+ * Locking: TtlShared->mutex (a spinlock) guards the slot array; a slot is
+ * claimed by a worker at start and released by its exit callback.  The
+ * launcher holds no locks while it sleeps; it reads pg_database in a short
+ * transaction each round.  It starts only once recovery has finished, so a
+ * hot standby never purges, and a promoted one starts.
+ */
+#include "ttl.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+typedef struct TtlWorkerSlot
+{
+	Oid			dboid;
+	pid_t		pid;
+} TtlWorkerSlot;
+
+typedef struct TtlShared
+{
+	slock_t		mutex;
+	int			nslots;
+	TtlWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} TtlShared;
+
+static TtlShared *ttl_shared = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+
+typedef struct LaunchedWorker
+{
+	Oid			dboid;
+	BackgroundWorkerHandle *handle;
+} LaunchedWorker;
+
+static Size
+ttl_shared_size(void)
+{
+	return add_size(offsetof(TtlShared, slots),
+					mul_size(max_worker_processes, sizeof(TtlWorkerSlot)));
+}
+
+static void
+ttl_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(ttl_shared_size());
+}
+
+static void
+ttl_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	ttl_shared = ShmemInitStruct("ttl", ttl_shared_size(), &found);
+	if (!found)
+	{
+		SpinLockInit(&ttl_shared->mutex);
+		ttl_shared->nslots = max_worker_processes;
+		memset(ttl_shared->slots, 0, sizeof(TtlWorkerSlot) * max_worker_processes);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static void
+release_worker_slot(int code, Datum arg)
+{
+	int			i = DatumGetInt32(arg);
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	ttl_shared->slots[i].dboid = InvalidOid;
+	ttl_shared->slots[i].pid = 0;
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
+/* Called by a worker: record that it serves this database. */
+bool
+ttl_claim_worker_slot(Oid dboid)
+{
+	int			i;
+	int			free_slot = -1;
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < ttl_shared->nslots; i++)
+	{
+		if (ttl_shared->slots[i].dboid == dboid && ttl_shared->slots[i].pid != 0)
+		{
+			SpinLockRelease(&ttl_shared->mutex);
+			return false;		/* another worker serves it already */
+		}
+		if (free_slot < 0 && ttl_shared->slots[i].pid == 0)
+			free_slot = i;
+	}
+	if (free_slot >= 0)
+	{
+		ttl_shared->slots[free_slot].dboid = dboid;
+		ttl_shared->slots[free_slot].pid = MyProcPid;
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+	if (free_slot < 0)
+		return false;
+	on_shmem_exit(release_worker_slot, Int32GetDatum(free_slot));
+	return true;
+}
+
+static pid_t
+worker_pid_for(Oid dboid)
+{
+	pid_t		pid = 0;
+	int			i;
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < ttl_shared->nslots; i++)
+		if (ttl_shared->slots[i].dboid == dboid && ttl_shared->slots[i].pid != 0)
+			pid = ttl_shared->slots[i].pid;
+	SpinLockRelease(&ttl_shared->mutex);
+	return pid;
+}
+
+/*
+ * DROP DATABASE must not fail because our worker is connected to it: stop
+ * the worker first and wait (bounded) until it has gone.
+ */
+static void
+stop_worker_for_dropped_database(const char *dbname)
+{
+	Oid			dboid = get_database_oid(dbname, true);
+	pid_t		pid;
+	int			waited_ms = 0;
+
+	if (!OidIsValid(dboid) || ttl_shared == NULL)
+		return;
+	while ((pid = worker_pid_for(dboid)) != 0 && waited_ms < 10000)
+	{
+		if (waited_ms == 0)
+			(void) kill(pid, SIGTERM);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		waited_ms += 10;
+	}
+}
+
+static void
+ttl_process_utility(PlannedStmt *pstmt, const char *queryString,
+					bool readOnlyTree, ProcessUtilityContext context,
+					ParamListInfo params, QueryEnvironment *queryEnv,
+					DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, DropdbStmt))
+		stop_worker_for_dropped_database(((DropdbStmt *) pstmt->utilityStmt)->dbname);
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/* From _PG_init, when loaded by shared_preload_libraries. */
+void
+ttl_register_launcher(void)
+{
+	BackgroundWorker worker;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = ttl_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = ttl_shmem_startup;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = ttl_process_utility;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "ttl");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "ttl_launcher_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "ttl launcher");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "ttl launcher");
+	RegisterBackgroundWorker(&worker);
+}
+
+static bool
+launch_worker(Oid dboid, BackgroundWorkerHandle **handle)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "ttl");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "ttl_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "ttl worker for database %u", dboid);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "ttl worker");
+	worker.bgw_main_arg = ObjectIdGetDatum(dboid);
+	worker.bgw_notify_pid = MyProcPid;
+	return RegisterDynamicBackgroundWorker(&worker, handle);
+}
+
+/* Databases a worker could serve: connectable, not templates. */
+static List *
+connectable_databases(void)
+{
+	List	   *result = NIL;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	MemoryContext caller_cxt = CurrentMemoryContext;
+
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (HeapTupleIsValid(tup = heap_getnext(scan, ForwardScanDirection)))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+		MemoryContext old;
+
+		if (!db->datallowconn || db->datistemplate)
+			continue;
+		old = MemoryContextSwitchTo(caller_cxt);
+		result = lappend_oid(result, db->oid);
+		MemoryContextSwitchTo(old);
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return result;
+}
+
+/*
+ * Start a worker for every database that has none.  A worker finding no
+ * ttl extension in its database exits at once; it is tried again next
+ * round, which is how new installations are picked up with no set-up.
+ */
+static void
+launch_round(HTAB *launched)
+{
+	List	   *dbs = connectable_databases();
+	ListCell   *lc;
+	static bool warned = false;
+
+	foreach(lc, dbs)
+	{
+		Oid			dboid = lfirst_oid(lc);
+		LaunchedWorker *entry;
+		bool		found;
+		pid_t		pid;
+
+		entry = hash_search(launched, &dboid, HASH_ENTER, &found);
+		if (found && entry->handle != NULL &&
+			GetBackgroundWorkerPid(entry->handle, &pid) != BGWH_STOPPED)
+			continue;
+		if (found && entry->handle != NULL)
+			pfree(entry->handle);
+		entry->handle = NULL;
+		if (!launch_worker(dboid, &entry->handle))
+		{
+			entry->handle = NULL;
+			if (!warned)
+				ereport(WARNING,
+						(errmsg("ttl launcher could not start a worker for database %u", dboid),
+						 errhint("Raise max_worker_processes.")));
+			warned = true;
+		}
+	}
+	list_free(dbs);
+}
+
+void
+ttl_launcher_main(Datum arg)
+{
+	HASHCTL		ctl;
+	HTAB	   *launched;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("ttl launcher");
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(LaunchedWorker);
+	launched = hash_create("ttl launched workers", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (ttl_enabled)
+			launch_round(launched);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ttl_naptime * 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}

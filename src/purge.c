@@ -1,0 +1,547 @@
+/*
+ * purge.c
+ *		Physical deletion of expired items: one index-driven batch, the
+ *		round over every due container (shared by the background worker and
+ *		the ttl.run_purge() procedure), ttl.purge() and the statistics.
+ *
+ * Locking: a batch runs in its own (sub)transaction as the table's owner,
+ * inside a security-restricted operation.  It first takes the container's
+ * advisory lock without waiting (another purger, or a policy change, means
+ * "skip"), then RowExclusiveLock on the table without waiting (a table
+ * locked by DDL is skipped, not queued behind), then re-reads the default
+ * under that lock.  Rows are locked FOR UPDATE SKIP LOCKED and deleted by a
+ * DELETE whose own WHERE clause repeats the expiry predicate, so a row whose
+ * _ts was refreshed concurrently is never deleted.
+ */
+#include "ttl.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+typedef enum PurgeKind
+{
+	PURGE_INHERITED,			/* items without their own ttl: key _ts */
+	PURGE_OWN,					/* items with their own ttl: key _ts + ttl */
+	PURGE_DONE
+} PurgeKind;
+
+typedef struct PurgeCursor
+{
+	Oid			relid;
+	Oid			owner;
+	int64		now_seconds;	/* the round's clock */
+	PurgeKind	kind;
+	int64		lower_key;		/* keyset: resume where the last batch ended */
+	int64		deleted;
+	bool		busy;			/* skipped this round: locked by someone else */
+	char	   *error;
+} PurgeCursor;
+
+static void
+cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds)
+{
+	memset(cur, 0, sizeof(PurgeCursor));
+	cur->relid = relid;
+	cur->owner = owner;
+	cur->now_seconds = now_seconds;
+	cur->kind = PURGE_INHERITED;
+	cur->lower_key = PG_INT64_MIN;
+}
+
+static int64
+spi_int64(int row, int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
+								  col, isnull);
+
+	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+/*
+ * One batch of one container in the current transaction, as the current
+ * user (the caller switches to the owner).  Returns rows deleted; advances
+ * the cursor, setting kind = PURGE_DONE when nothing is left, or busy.
+ */
+static int64
+purge_batch(PurgeCursor *cur, int64 limit)
+{
+	char	   *relname;
+	char	   *nspname;
+	char	   *table;
+	const char *doc;
+	char	   *sql;
+	Oid			argtypes[3] = {INT8OID, INT8OID, INT8OID};
+	Datum		values[3];
+	Oid			regtypes[1] = {OIDOID};
+	Datum		regvalues[1];
+	bool		isnull;
+	int64		default_ttl;
+	int64		found;
+	int64		deleted;
+	int64		last_key;
+	int64		cutoff;
+	const char *key;
+	const char *filter;
+
+	if (!ttl_try_lock_container(cur->relid) ||
+		!ConditionalLockRelationOid(cur->relid, RowExclusiveLock))
+	{
+		cur->busy = true;
+		cur->kind = PURGE_DONE;
+		return 0;
+	}
+	/* looked up under the lock: a concurrent DROP has finished by now */
+	relname = get_rel_name(cur->relid);
+	if (relname == NULL)
+	{
+		cur->kind = PURGE_DONE;
+		return 0;
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the default, read under the lock a policy change also takes */
+	regvalues[0] = ObjectIdGetDatum(cur->relid);
+	if (SPI_execute_with_args("SELECT default_ttl::int8, doc_column::text "
+							  "FROM ttl.registry WHERE relid = $1",
+							  1, regtypes, regvalues, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read ttl.registry");
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		cur->kind = PURGE_DONE;	/* disabled meanwhile */
+		return 0;
+	}
+	default_ttl = spi_int64(0, 1, &isnull);
+	doc = quote_identifier(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+	if (isnull || (cur->kind == PURGE_INHERITED && default_ttl <= 0))
+	{
+		if (isnull)
+			cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
+		else
+		{
+			cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
+			cur->lower_key = PG_INT64_MIN;
+		}
+		if (cur->kind == PURGE_DONE)
+		{
+			SPI_finish();
+			return 0;
+		}
+	}
+
+	nspname = get_namespace_name(get_rel_namespace(cur->relid));
+	table = quote_qualified_identifier(nspname, relname);
+	if (cur->kind == PURGE_INHERITED)
+	{
+		key = psprintf("ttl.doc_ts(%s)", doc);
+		filter = psprintf("ttl.doc_ttl(%s) IS NULL AND ", doc);
+		cutoff = cur->now_seconds - default_ttl;
+	}
+	else
+	{
+		key = psprintf("ttl.doc_expiry(%s)", doc);
+		filter = "";
+		cutoff = cur->now_seconds;
+	}
+
+	/*
+	 * Lock a batch in key order, skipping rows others hold, then delete
+	 * those rows by TID with the expiry predicate repeated on the target,
+	 * so the DELETE itself re-checks the very row version it removes.
+	 */
+	sql = psprintf("WITH c AS MATERIALIZED ("
+				   " SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
+				   " WHERE %s%s >= $1 AND %s <= $2"
+				   " ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
+				   " d AS (DELETE FROM %s t USING c"
+				   " WHERE t.tableoid = c.toid AND t.ctid = c.tid AND %s%s <= $2"
+				   " RETURNING 1)"
+				   " SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d),"
+				   " (SELECT max(k) FROM c)",
+				   key, table, filter, key, key, key,
+				   table, filter, key);
+	values[0] = Int64GetDatum(cur->lower_key);
+	values[1] = Int64GetDatum(cutoff);
+	values[2] = Int64GetDatum(limit);
+	if (SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "purge statement failed on %s", table);
+	found = spi_int64(0, 1, &isnull);
+	deleted = spi_int64(0, 2, &isnull);
+	last_key = spi_int64(0, 3, &isnull);
+	SPI_finish();
+
+	if (found < limit)
+	{
+		/* this key range is exhausted: next index, or done */
+		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
+		cur->lower_key = PG_INT64_MIN;
+	}
+	else
+		cur->lower_key = last_key;
+	cur->deleted += deleted;
+	return deleted;
+}
+
+/* Add a purge's outcome to ttl.purge_stats (as the extension's owner). */
+void
+ttl_record_purge(Oid relid, int64 deleted, const char *error)
+{
+	Oid			argtypes[3] = {OIDOID, INT8OID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int64GetDatum(deleted);
+	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
+	if (error == NULL)
+		nulls[2] = 'n';
+	ttl_registry_execute(
+		"INSERT INTO ttl.purge_stats AS s"
+		" (relid, rows_purged, last_purge_at, last_deleted, last_error, last_error_at)"
+		" SELECT $1, $2, ttl.now(), $2, $3, CASE WHEN $3 IS NULL THEN NULL ELSE ttl.now() END"
+		" WHERE EXISTS (SELECT FROM ttl.registry WHERE relid = $1)"
+		" ON CONFLICT (relid) DO UPDATE SET"
+		"  rows_purged = s.rows_purged + $2,"
+		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
+		"  last_deleted = CASE WHEN $3 IS NULL THEN $2 ELSE s.last_deleted END,"
+		"  last_error = $3,"
+		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
+		3, argtypes, values, nulls);
+}
+
+/*
+ * Purge one container in the caller's transaction, as its owner, until
+ * nothing is due or max_rows (< 0: no limit) are gone.
+ */
+int64
+ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
+{
+	PurgeCursor cur;
+	TtlUserContext ctx;
+	Oid			owner = ttl_table_owner(relid);
+
+	cursor_init(&cur, relid, owner, ttl_current_unix_seconds());
+	ttl_become_user(owner, &ctx);
+	while (cur.kind != PURGE_DONE && (max_rows < 0 || cur.deleted < max_rows))
+	{
+		int64		limit = ttl_batch_size;
+
+		if (max_rows >= 0 && max_rows - cur.deleted < limit)
+			limit = max_rows - cur.deleted;
+		(void) purge_batch(&cur, limit);
+		CHECK_FOR_INTERRUPTS();
+	}
+	ttl_restore_user(&ctx);
+	*skipped = cur.busy;
+	if (!cur.busy)
+		ttl_record_purge(relid, cur.deleted, NULL);
+	return cur.deleted;
+}
+
+/* The cost budget: PostgreSQL's page accounting, as autovacuum uses it. */
+void
+ttl_cost_begin(void)
+{
+	VacuumCostActive = (ttl_cost_limit > 0 && ttl_cost_delay > 0);
+	VacuumCostLimit = Max(ttl_cost_limit, 1);
+	VacuumCostDelay = ttl_cost_delay;
+	VacuumCostBalance = 0;
+}
+
+void
+ttl_cost_end(void)
+{
+	VacuumCostActive = false;
+	VacuumCostBalance = 0;
+}
+
+/*
+ * Sleep for what the last batch cost, outside any transaction.  Like
+ * vacuum_delay_point(), but not capped at 4 x cost_delay: it runs once per
+ * batch rather than once per page, so the whole balance must be paid.
+ */
+void
+ttl_cost_sleep(void)
+{
+	double		msec;
+
+	if (!VacuumCostActive || VacuumCostBalance < VacuumCostLimit)
+		return;
+	msec = VacuumCostDelay * VacuumCostBalance / VacuumCostLimit;
+	VacuumCostBalance = 0;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 (long) Max(msec, 1), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* The due containers of the database, for a round. */
+static List *
+list_due_containers(bool all_owners, bool include_paused)
+{
+	List	   *result = NIL;
+	uint64		i;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT r.relid::oid FROM ttl.registry r"
+					" JOIN pg_catalog.pg_class c ON c.oid = r.relid"
+					" WHERE r.default_ttl IS NOT NULL AND NOT r.paused"
+					" ORDER BY r.relid", false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list ttl containers");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc,
+														   1, &isnull));
+
+		if (all_owners || pg_class_ownercheck(relid, GetUserId()))
+			result = lappend_oid(result, relid);
+	}
+	SPI_finish();
+	return result;
+}
+
+static char *
+activity_text(PurgeCursor *cur)
+{
+	char	   *name = get_rel_name(cur->relid);
+
+	return psprintf("ttl purge of %s: %lld rows deleted",
+					name ? name : "?", (long long) cur->deleted);
+}
+
+/*
+ * One batch of one container in a subtransaction, as its owner.  A failure
+ * is recorded for that container and ends its round; it never escapes.
+ */
+static void
+round_batch(PurgeCursor *cur, MemoryContext round_cxt)
+{
+	ResourceOwner oldowner = CurrentResourceOwner;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	TtlUserContext ctx;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		int64		deleted;
+
+		ttl_become_user(cur->owner, &ctx);
+		/* deferred constraint triggers fire now, as the owner, not at commit */
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
+		SPI_finish();
+		deleted = purge_batch(cur, ttl_batch_size);
+		ttl_restore_user(&ctx);
+		if (!cur->busy)
+			ttl_record_purge(cur->relid, deleted, NULL);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(round_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+
+		cur->kind = PURGE_DONE;
+		cur->error = edata->message;
+		ereport(WARNING,
+				(errmsg("ttl purge of \"%s\" failed: %s",
+						get_rel_name(cur->relid) ? get_rel_name(cur->relid) : "?",
+						edata->message),
+				 errdetail("The container is skipped until the next round.")));
+		ttl_record_purge(cur->relid, 0, edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * A round: every due container, one batch each in turn, committing after
+ * every batch.  Must start inside a transaction, which it may end.
+ */
+int64
+ttl_purge_round(TtlRoundOps *ops)
+{
+	MemoryContext round_cxt;
+	MemoryContext oldcxt;
+	List	   *relids;
+	PurgeCursor *cursors;
+	int			ncursors;
+	int			active;
+	int64		total = 0;
+	int64		now_seconds = ttl_current_unix_seconds();
+	ListCell   *lc;
+	int			i;
+
+	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
+									  ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(round_cxt);
+	relids = list_due_containers(ops->all_owners, false);
+	ncursors = list_length(relids);
+	cursors = palloc0(sizeof(PurgeCursor) * Max(ncursors, 1));
+	i = 0;
+	foreach(lc, relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		cursor_init(&cursors[i++], relid, ttl_table_owner(relid), now_seconds);
+	}
+	MemoryContextSwitchTo(oldcxt);
+
+	PG_TRY();
+	{
+		ttl_cost_begin();
+		active = ncursors;
+		while (active > 0)
+		{
+			active = 0;
+			for (i = 0; i < ncursors; i++)
+			{
+				PurgeCursor *cur = &cursors[i];
+				int64		before = cur->deleted;
+
+				if (cur->kind == PURGE_DONE)
+					continue;
+				if (!ops->next_transaction(ops->arg))
+				{
+					active = 0;
+					break;
+				}
+				XactIsoLevel = XACT_READ_COMMITTED;
+				if (ops->report)
+					ops->report(ops->arg, activity_text(cur));
+				round_batch(cur, round_cxt);
+				total += cur->deleted - before;
+				if (cur->kind != PURGE_DONE)
+					active++;
+			}
+		}
+		ttl_cost_end();
+	}
+	PG_CATCH();
+	{
+		ttl_cost_end();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextDelete(round_cxt);
+	return total;
+}
+
+/* ttl.purge(container, max_rows): purge now, in the caller's transaction. */
+PG_FUNCTION_INFO_V1(ttl_purge);
+Datum
+ttl_purge(PG_FUNCTION_ARGS)
+{
+	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+	int64		total = 0;
+	bool		skipped;
+	List	   *relids;
+	ListCell   *lc;
+
+	if (!PG_ARGISNULL(1) && max_rows < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_rows must not be negative: %lld", (long long) max_rows)));
+
+	if (!PG_ARGISNULL(0))
+	{
+		Oid			relid = PG_GETARG_OID(0);
+		TtlContainer c;
+
+		ttl_check_container_owner(relid);
+		if (!ttl_lookup_container(relid, &c))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("table \"%s\" is not a ttl container", get_rel_name(relid)),
+					 errhint("Register it with ttl.enable().")));
+		relids = list_make1_oid(relid);
+	}
+	else
+		relids = list_due_containers(false, false);
+
+	foreach(lc, relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		if (max_rows >= 0 && total >= max_rows)
+			break;
+		total += ttl_purge_container(relid, max_rows < 0 ? -1 : max_rows - total,
+									 &skipped);
+		if (skipped)
+			ereport(NOTICE,
+					(errmsg("container \"%s\" skipped: another purge or policy change holds it",
+							get_rel_name(relid))));
+	}
+	PG_RETURN_INT64(total);
+}
+
+static bool
+procedure_next_transaction(void *arg)
+{
+	SPI_commit();
+	ttl_cost_sleep();
+	return ttl_enabled;
+}
+
+/*
+ * CALL ttl.run_purge(): one round over the caller's containers (all, for a
+ * superuser), committing after each batch and sleeping per the budget
+ * between transactions.  For pg_cron and manual maintenance.
+ */
+PG_FUNCTION_INFO_V1(ttl_run_purge);
+Datum
+ttl_run_purge(PG_FUNCTION_ARGS)
+{
+	TtlRoundOps ops = {0};
+	int64		total;
+	bool		atomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
+		((CallContext *) fcinfo->context)->atomic;
+
+	if (atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("ttl.run_purge() cannot run inside a transaction block"),
+				 errhint("CALL it on its own, or use SELECT ttl.purge() inside a transaction.")));
+	if (!ttl_enabled)
+	{
+		ereport(NOTICE, (errmsg("ttl.enabled is off: nothing purged")));
+		PG_RETURN_VOID();
+	}
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ops.next_transaction = procedure_next_transaction;
+	ops.all_owners = superuser();
+	total = ttl_purge_round(&ops);
+	SPI_finish();
+	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));
+	PG_RETURN_VOID();
+}

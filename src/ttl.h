@@ -1,0 +1,121 @@
+/*
+ * ttl.h
+ *		Shared declarations of the ttl extension: settings, the clock, the
+ *		document accessors, the container registry and purge.
+ *
+ * Every .c file of the extension includes this header and nothing of the
+ * other files' internals.
+ */
+#ifndef TTL_H
+#define TTL_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "utils/jsonb.h"
+#include "utils/relcache.h"
+
+/* Seconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
+#define TTL_UNIX_EPOCH_OFFSET \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)
+
+/* Advisory lock class that serialises purge and policy changes per table. */
+#define TTL_ADVISORY_CLASS	0x74746c	/* "ttl" */
+
+/* ttl.c: settings */
+extern bool ttl_enabled;
+extern int	ttl_naptime;
+extern int	ttl_batch_size;
+extern int	ttl_cost_limit;
+extern double ttl_cost_delay;
+extern bool ttl_preloaded;
+
+/* ttl.c: the clock every rule uses */
+extern TimestampTz ttl_current_time(void);
+extern int64 ttl_current_unix_seconds(void);
+
+/* expiry.c: reading _ts and ttl out of a document, the expiry rules */
+typedef enum TtlItemState
+{
+	TTL_ITEM_ABSENT,			/* no root ttl */
+	TTL_ITEM_VALID,				/* -1 or 1..INT32_MAX */
+	TTL_ITEM_INVALID			/* present but not a valid ttl */
+} TtlItemState;
+
+extern bool ttl_numeric_to_int64(Numeric num, int64 *result);
+extern TtlItemState ttl_item_ttl_value(const JsonbValue *v, int32 *ttl);
+extern bool ttl_doc_ts(Jsonb *doc, int64 *ts);
+extern TtlItemState ttl_doc_item_ttl(Jsonb *doc, int32 *ttl);
+extern bool ttl_is_valid_default(int64 default_ttl);
+extern char *ttl_jsonb_value_text(const JsonbValue *v);
+
+/* trigger.c */
+extern void ttl_validate_document(Relation rel, const char *doc_column,
+								  Datum doc, bool isnull);
+
+/* catalog.c: the registry of containers and its backend-local cache */
+typedef struct TtlContainer
+{
+	Oid			relid;
+	bool		default_is_null;
+	int32		default_ttl;
+	bool		paused;
+	NameData	doc_column;
+} TtlContainer;
+
+extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
+extern void ttl_register_cache_callbacks(void);
+extern void ttl_check_container_owner(Oid relid);
+extern Oid	ttl_extension_owner(void);
+extern Oid	ttl_table_owner(Oid relid);
+extern void ttl_lock_container(Oid relid);
+extern bool ttl_try_lock_container(Oid relid);
+
+/* catalog.c: running SQL as another role inside a restricted operation */
+typedef struct TtlUserContext
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+} TtlUserContext;
+
+extern void ttl_become_user(Oid userid, TtlUserContext *ctx);
+extern void ttl_restore_user(TtlUserContext *ctx);
+extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
+								 Datum *values, const char *nulls);
+
+/* purge.c */
+typedef struct TtlPurgeResult
+{
+	int64		deleted;
+	bool		skipped;		/* another purger holds the container */
+} TtlPurgeResult;
+
+extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
+extern void ttl_record_purge(Oid relid, int64 deleted, const char *error);
+
+/*
+ * A purge round over every due container, one batch per container in turn
+ * (fair), each batch committed by the caller's callback, which also decides
+ * whether the round goes on (the worker stops when ttl.enabled goes off).
+ */
+typedef struct TtlRoundOps
+{
+	bool		(*next_transaction) (void *arg);	/* commit, start another */
+	void		(*report) (void *arg, const char *activity);
+	void	   *arg;
+	bool		all_owners;		/* worker: every container; else the caller's */
+} TtlRoundOps;
+
+extern int64 ttl_purge_round(TtlRoundOps *ops);
+extern void ttl_cost_begin(void);
+extern void ttl_cost_end(void);
+extern void ttl_cost_sleep(void);
+
+/* launcher.c / worker.c */
+extern void ttl_register_launcher(void);
+extern bool ttl_claim_worker_slot(Oid dboid);
+PGDLLEXPORT void ttl_launcher_main(Datum arg);
+PGDLLEXPORT void ttl_worker_main(Datum arg);
+
+#endif							/* TTL_H */

@@ -1,0 +1,107 @@
+/*
+ * worker.c
+ *		The purge worker of one database (its OID in bgw_main_arg): round
+ *		after round, every ttl.naptime, it purges every unpaused container
+ *		with ttl_purge_round(), one committed batch at a time, within the
+ *		cost budget, as each table's owner.
+ *
+ * Locking: only what purge.c takes, one short transaction per batch.  The
+ * worker holds no snapshot and no lock while it sleeps.  SIGHUP reloads the
+ * settings (ttl.enabled off ends a round at the next batch); SIGTERM ends it.
+ */
+#include "ttl.h"
+
+#include "access/xact.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/snapmgr.h"
+
+static void
+reload_settings_if_asked(void)
+{
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
+static void
+worker_report(void *arg, const char *activity)
+{
+	pgstat_report_activity(STATE_RUNNING, activity);
+}
+
+/* Commit the batch, pay the budget outside any transaction, begin anew. */
+static bool
+worker_next_transaction(void *arg)
+{
+	CommitTransactionCommand();
+	ttl_cost_sleep();
+	reload_settings_if_asked();
+	CHECK_FOR_INTERRUPTS();
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	return ttl_enabled;
+}
+
+/* One round; false when the extension is not installed in this database. */
+static bool
+worker_round(void)
+{
+	TtlRoundOps ops = {0};
+	bool		installed;
+	int64		deleted;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	XactIsoLevel = XACT_READ_COMMITTED;
+	installed = OidIsValid(get_extension_oid("ttl", true));
+	if (installed)
+	{
+		pgstat_report_activity(STATE_RUNNING, "ttl purge round");
+		ops.next_transaction = worker_next_transaction;
+		ops.report = worker_report;
+		ops.all_owners = true;
+		deleted = ttl_purge_round(&ops);
+		if (deleted > 0)
+			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);
+	}
+	CommitTransactionCommand();
+	pgstat_report_stat(true);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return installed;
+}
+
+void
+ttl_worker_main(Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	if (!ttl_claim_worker_slot(dboid))
+		proc_exit(0);			/* another worker serves this database */
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("ttl worker");
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		reload_settings_if_asked();
+		if (ttl_enabled && !worker_round())
+			break;				/* no ttl here: the launcher asks again later */
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ttl_naptime * 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	proc_exit(0);
+}

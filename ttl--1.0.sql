@@ -1,0 +1,296 @@
+/* ttl--1.0.sql: Cosmos DB style time-to-live for JSONB document tables. */
+
+\echo Use "CREATE EXTENSION ttl" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- Registry.  Users have no write privilege: every change goes through the
+-- functions below, which check ownership of the table.
+-- ---------------------------------------------------------------------------
+CREATE TABLE ttl.registry (
+    relid        regclass PRIMARY KEY,
+    doc_column   name NOT NULL,
+    default_ttl  integer CHECK (default_ttl = -1 OR default_ttl > 0),
+    paused       boolean NOT NULL DEFAULT false,
+    live_view    regclass,
+    ts_index     regclass,
+    expiry_index regclass,
+    enabled_at   timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE ttl.registry IS 'ttl containers; change it only through the ttl.* functions';
+SELECT pg_catalog.pg_extension_config_dump('ttl.registry', '');
+
+CREATE TABLE ttl.purge_stats (
+    relid         oid PRIMARY KEY,
+    rows_purged   bigint NOT NULL DEFAULT 0,
+    last_purge_at timestamptz,
+    last_deleted  bigint,
+    last_error    text,
+    last_error_at timestamptz
+);
+COMMENT ON TABLE ttl.purge_stats IS 'purge counters per container; read ttl.stats';
+
+REVOKE ALL ON ttl.registry, ttl.purge_stats FROM PUBLIC;
+GRANT SELECT ON ttl.registry, ttl.purge_stats TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- The clock and the document accessors (never raise on any document).
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.now() RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'ttl_now'
+    LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ttl.now() IS 'the clock of every ttl rule: statement timestamp, or ttl.now_override';
+
+CREATE FUNCTION ttl.doc_ts(doc jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ttl_doc_ts_sql'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.doc_ts(jsonb) IS 'the integer _ts of a document, or NULL';
+
+CREATE FUNCTION ttl.doc_ttl(doc jsonb) RETURNS integer
+    AS 'MODULE_PATHNAME', 'ttl_doc_ttl_sql'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.doc_ttl(jsonb) IS 'the valid root ttl of a document, or NULL';
+
+CREATE FUNCTION ttl.doc_expiry(doc jsonb) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ttl_doc_expiry_sql'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.doc_expiry(jsonb) IS '_ts + ttl (Unix seconds) for items with their own positive ttl, else NULL';
+
+CREATE FUNCTION ttl.live(doc jsonb, container regclass) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ttl_live'
+    LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ttl.live(jsonb, regclass) IS 'filter of <table>_live: false when the item has expired';
+
+-- ---------------------------------------------------------------------------
+-- Item functions.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.calculate(default_ttl integer, item_ttl integer, ts bigint, at timestamptz,
+                              OUT is_enabled boolean, OUT expires boolean,
+                              OUT effective_ttl integer, OUT expires_at timestamptz,
+                              OUT remaining interval)
+    AS 'MODULE_PATHNAME', 'ttl_calculate'
+    LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION ttl.calculate(integer, integer, bigint, timestamptz) IS 'the expiry rules on plain values';
+
+CREATE FUNCTION ttl.state(container regclass, doc jsonb,
+                          OUT is_enabled boolean, OUT expires boolean,
+                          OUT effective_ttl integer, OUT expires_at timestamptz,
+                          OUT remaining interval)
+    AS 'MODULE_PATHNAME', 'ttl_state'
+    LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION ttl.state(regclass, jsonb) IS 'expiry state of a document of a container at ttl.now()';
+
+CREATE FUNCTION ttl.expires_at(container regclass, doc jsonb) RETURNS timestamptz
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    AS $$ SELECT s.expires_at FROM ttl.state(container, doc) s $$;
+COMMENT ON FUNCTION ttl.expires_at(regclass, jsonb) IS 'when the item expires; NULL when it never does';
+
+CREATE FUNCTION ttl.is_expired(container regclass, doc jsonb) RETURNS boolean
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    AS $$ SELECT s.expires AND s.remaining = interval '0' FROM ttl.state(container, doc) s $$;
+COMMENT ON FUNCTION ttl.is_expired(regclass, jsonb) IS 'whether the item has expired at ttl.now()';
+
+-- ---------------------------------------------------------------------------
+-- The trigger and the registry functions (C; they check ownership).
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.stamp() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'ttl_stamp'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.stamp() IS 'container trigger: validates ttl and stamps _ts';
+
+CREATE FUNCTION ttl._validate(container regclass, doc jsonb, doc_column name DEFAULT 'doc') RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_validate_sql'
+    LANGUAGE C STABLE;
+
+CREATE FUNCTION ttl._register(container regclass, default_ttl integer, doc_column name) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_register'
+    LANGUAGE C;
+
+CREATE FUNCTION ttl._set_objects(container regclass, live_view regclass,
+                                 ts_index regclass, expiry_index regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_objects'
+    LANGUAGE C;
+
+CREATE FUNCTION ttl._unregister(container regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_unregister'
+    LANGUAGE C STRICT;
+
+CREATE FUNCTION ttl.set_default_ttl(container regclass, default_ttl integer) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_default_ttl'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.set_default_ttl(regclass, integer) IS 'change the container default (NULL: off, -1: no default, n seconds)';
+
+CREATE FUNCTION ttl.pause(container regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_pause'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.pause(regclass) IS 'stop automatic purge of a container (hiding goes on)';
+
+CREATE FUNCTION ttl.resume(container regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_resume'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.resume(regclass) IS 'restart automatic purge of a container';
+
+-- ---------------------------------------------------------------------------
+-- enable / disable: run as the caller, who must own the table, so the
+-- objects and the stamping UPDATE are the owner's own work.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.enable(container regclass, default_ttl integer, doc_column name DEFAULT 'doc')
+RETURNS regclass
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel       pg_catalog.pg_class;
+    nsp       name;
+    view_name text;
+    ts_name   text;
+    exp_name  text;
+    opts      text := 'security_barrier';
+    bad_found boolean;
+    bad_doc   jsonb;
+    v         regclass;
+BEGIN
+    -- checks and the registry row; raises before anything is created
+    PERFORM ttl._register(container, default_ttl, doc_column);
+
+    SELECT * INTO rel FROM pg_catalog.pg_class WHERE oid = container;
+    nsp := rel.relnamespace::regnamespace::name;
+    view_name := rel.relname || '_live';
+    ts_name := left(rel.relname, 48) || '_ttl_ts_idx';
+    exp_name := left(rel.relname, 44) || '_ttl_expiry_idx';
+    IF length(view_name) > 63 THEN
+        RAISE EXCEPTION 'view name "%" for container % is too long', view_name, container
+            USING ERRCODE = 'name_too_long',
+                  HINT = 'Rename the table to at most 58 characters.';
+    END IF;
+    IF to_regclass(format('%I.%I', nsp, view_name)) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%.%" already exists', nsp, view_name
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = format('ttl.enable creates the view %I.%I for container %s.', nsp, view_name, container);
+    END IF;
+
+    -- existing documents must be valid before the trigger guards new ones
+    EXECUTE format('SELECT true, %1$I FROM %2$s WHERE %1$I IS NULL'
+                   ' OR pg_catalog.jsonb_typeof(%1$I) <> ''object'''
+                   ' OR (%1$I ? ''ttl'' AND ttl.doc_ttl(%1$I) IS NULL) LIMIT 1',
+                   doc_column, container) INTO bad_found, bad_doc;
+    IF bad_found THEN
+        PERFORM ttl._validate(container, bad_doc, doc_column);
+    END IF;
+
+    EXECUTE format('CREATE TRIGGER zzz_ttl_stamp BEFORE INSERT OR UPDATE ON %s'
+                   ' FOR EACH ROW EXECUTE FUNCTION ttl.stamp(%L)', container, doc_column);
+    -- rows without _ts get a full lifetime from now, never a mass expiry
+    EXECUTE format('UPDATE %1$s SET %2$I = %2$I WHERE ttl.doc_ts(%2$I) IS NULL',
+                   container, doc_column);
+    EXECUTE format('CREATE INDEX %I ON %s ((ttl.doc_ts(%I))) WHERE ttl.doc_ttl(%I) IS NULL',
+                   ts_name, container, doc_column, doc_column);
+    EXECUTE format('CREATE INDEX %I ON %s ((ttl.doc_expiry(%I))) WHERE ttl.doc_expiry(%I) IS NOT NULL',
+                   exp_name, container, doc_column, doc_column);
+
+    IF rel.relrowsecurity THEN
+        opts := opts || ', security_invoker';
+    END IF;
+    EXECUTE format('CREATE VIEW %I.%I WITH (%s) AS SELECT * FROM %s WHERE ttl.live(%I, %L::regclass)',
+                   nsp, view_name, opts, container, doc_column, container::oid::regclass::text);
+    EXECUTE format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, rel.relowner::regrole::name);
+    EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+                   format('live (unexpired) items of ttl container %s', container));
+    v := format('%I.%I', nsp, view_name)::regclass;
+    PERFORM ttl._set_objects(container, v,
+                             format('%I.%I', nsp, ts_name)::regclass,
+                             format('%I.%I', nsp, exp_name)::regclass);
+    RETURN v;
+END
+$$;
+COMMENT ON FUNCTION ttl.enable(regclass, integer, name) IS 'make a table a ttl container; returns its <table>_live view';
+
+CREATE FUNCTION ttl.disable(container regclass) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r ttl.registry;
+BEGIN
+    SELECT * INTO r FROM ttl.registry WHERE relid = container;
+    PERFORM ttl._unregister(container);     -- checks owner and registration
+    EXECUTE format('DROP TRIGGER IF EXISTS zzz_ttl_stamp ON %s', container);
+    IF r.live_view IS NOT NULL THEN
+        EXECUTE format('DROP VIEW IF EXISTS %s', r.live_view);
+    END IF;
+    IF r.ts_index IS NOT NULL THEN
+        EXECUTE format('DROP INDEX IF EXISTS %s', r.ts_index);
+    END IF;
+    IF r.expiry_index IS NOT NULL THEN
+        EXECUTE format('DROP INDEX IF EXISTS %s', r.expiry_index);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION ttl.disable(regclass) IS 'remove trigger, view, indexes and registration; data untouched';
+
+-- ---------------------------------------------------------------------------
+-- Purge.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.purge(container regclass DEFAULT NULL, max_rows bigint DEFAULT NULL)
+RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ttl_purge'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.purge(regclass, bigint) IS 'delete expired items now, in this transaction; returns the count';
+
+CREATE PROCEDURE ttl.run_purge()
+    AS 'MODULE_PATHNAME', 'ttl_run_purge'
+    LANGUAGE C;
+COMMENT ON PROCEDURE ttl.run_purge() IS 'purge every due container in committed batches within the cost budget (for pg_cron)';
+
+-- ---------------------------------------------------------------------------
+-- Views.
+-- ---------------------------------------------------------------------------
+CREATE VIEW ttl.containers AS
+SELECT r.relid        AS container,
+       r.doc_column,
+       r.default_ttl,
+       r.live_view,
+       r.paused,
+       r.enabled_at
+  FROM ttl.registry r;
+COMMENT ON VIEW ttl.containers IS 'one row per ttl container';
+
+CREATE VIEW ttl.stats AS
+SELECT r.relid                        AS container,
+       coalesce(s.rows_purged, 0)     AS rows_purged,
+       s.last_purge_at,
+       s.last_deleted,
+       s.last_error,
+       s.last_error_at
+  FROM ttl.registry r
+  LEFT JOIN ttl.purge_stats s ON s.relid = r.relid::oid;
+COMMENT ON VIEW ttl.stats IS 'purge statistics per container';
+
+GRANT USAGE ON SCHEMA ttl TO PUBLIC;
+GRANT SELECT ON ttl.containers, ttl.stats TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- Dropped tables and views leave nothing behind in the registry.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM ttl.registry r
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
+       AND r.relid::oid = d.objid;
+    DELETE FROM ttl.purge_stats s
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
+       AND s.relid = d.objid;
+    UPDATE ttl.registry r SET live_view = NULL
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0
+       AND r.live_view::oid = d.objid;
+END
+$$;
+REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
+
+CREATE EVENT TRIGGER ttl_sql_drop ON sql_drop EXECUTE FUNCTION ttl._on_sql_drop();
