@@ -23,7 +23,6 @@ CREATE TABLE ttl.purge_stats (
     relid         oid PRIMARY KEY,
     rows_purged   bigint NOT NULL DEFAULT 0,
     last_purge_at timestamptz,
-    last_deleted  bigint,
     last_error    text,
     last_error_at timestamptz
 );
@@ -258,7 +257,6 @@ CREATE VIEW ttl.stats AS
 SELECT r.relid                        AS container,
        coalesce(s.rows_purged, 0)     AS rows_purged,
        s.last_purge_at,
-       s.last_deleted,
        s.last_error,
        s.last_error_at
   FROM ttl.registry r

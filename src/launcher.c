@@ -33,6 +33,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 typedef struct TtlWorkerSlot
 {
@@ -56,6 +57,7 @@ typedef struct LaunchedWorker
 {
 	Oid			dboid;
 	BackgroundWorkerHandle *handle;
+	TimestampTz launched_at;
 } LaunchedWorker;
 
 static Size
@@ -283,6 +285,12 @@ launch_round(HTAB *launched)
 		if (found && entry->handle != NULL &&
 			GetBackgroundWorkerPid(entry->handle, &pid) != BGWH_STOPPED)
 			continue;
+		/* at most one start per database and naptime, whatever wakes us */
+		if (found && !TimestampDifferenceExceeds(entry->launched_at,
+												 GetCurrentTimestamp(),
+												 ttl_naptime * 1000))
+			continue;
+		entry->launched_at = GetCurrentTimestamp();
 		if (found && entry->handle != NULL)
 			pfree(entry->handle);
 		entry->handle = NULL;

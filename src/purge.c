@@ -213,13 +213,13 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 		nulls[2] = 'n';
 	ttl_registry_execute(
 		"INSERT INTO ttl.purge_stats AS s"
-		" (relid, rows_purged, last_purge_at, last_deleted, last_error, last_error_at)"
-		" SELECT $1, $2, ttl.now(), $2, $3, CASE WHEN $3 IS NULL THEN NULL ELSE ttl.now() END"
+		" (relid, rows_purged, last_purge_at, last_error, last_error_at)"
+		" SELECT $1, $2, CASE WHEN $3 IS NULL THEN ttl.now() END, $3,"
+		"  CASE WHEN $3 IS NOT NULL THEN ttl.now() END"
 		" WHERE EXISTS (SELECT FROM ttl.registry WHERE relid = $1)"
 		" ON CONFLICT (relid) DO UPDATE SET"
 		"  rows_purged = s.rows_purged + $2,"
 		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
-		"  last_deleted = CASE WHEN $3 IS NULL THEN $2 ELSE s.last_deleted END,"
 		"  last_error = $3,"
 		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
 		3, argtypes, values, nulls);
@@ -328,6 +328,37 @@ activity_text(PurgeCursor *cur)
 					name ? name : "?", (long long) cur->deleted);
 }
 
+/* Record a container's failure; a failure to record is only logged. */
+static void
+record_error_quietly(Oid relid, const char *message, MemoryContext round_cxt)
+{
+	ResourceOwner oldowner = CurrentResourceOwner;
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		ttl_record_purge(relid, 0, message);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(round_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		ereport(LOG,
+				(errmsg("could not record ttl purge error: %s", edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	CurrentResourceOwner = oldowner;
+}
+
 /*
  * One batch of one container in a subtransaction, as its owner.  A failure
  * is recorded for that container and ends its round; it never escapes.
@@ -353,7 +384,7 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 		SPI_finish();
 		deleted = purge_batch(cur, ttl_batch_size);
 		ttl_restore_user(&ctx);
-		if (!cur->busy)
+		if (deleted > 0)
 			ttl_record_purge(cur->relid, deleted, NULL);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(oldcxt);
@@ -377,7 +408,7 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 						get_rel_name(cur->relid) ? get_rel_name(cur->relid) : "?",
 						edata->message),
 				 errdetail("The container is skipped until the next round.")));
-		ttl_record_purge(cur->relid, 0, edata->message);
+		record_error_quietly(cur->relid, edata->message, round_cxt);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -435,7 +466,6 @@ ttl_purge_round(TtlRoundOps *ops)
 					active = 0;
 					break;
 				}
-				XactIsoLevel = XACT_READ_COMMITTED;
 				if (ops->report)
 					ops->report(ops->arg, activity_text(cur));
 				round_batch(cur, round_cxt);
@@ -508,6 +538,8 @@ static bool
 procedure_next_transaction(void *arg)
 {
 	SPI_commit();
+	/* before the new transaction's first snapshot: see the file header */
+	XactIsoLevel = XACT_READ_COMMITTED;
 	ttl_cost_sleep();
 	return ttl_enabled;
 }

@@ -40,15 +40,30 @@ worker_report(void *arg, const char *activity)
 }
 
 /* Commit the batch, pay the budget outside any transaction, begin anew. */
+static void
+worker_begin(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	XactIsoLevel = XACT_READ_COMMITTED;
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+static void
+worker_commit(void)
+{
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
 static bool
 worker_next_transaction(void *arg)
 {
-	CommitTransactionCommand();
+	worker_commit();
 	ttl_cost_sleep();
 	reload_settings_if_asked();
 	CHECK_FOR_INTERRUPTS();
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
+	worker_begin();
 	return ttl_enabled;
 }
 
@@ -60,9 +75,7 @@ worker_round(void)
 	bool		installed;
 	int64		deleted;
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	XactIsoLevel = XACT_READ_COMMITTED;
+	worker_begin();
 	installed = OidIsValid(get_extension_oid("ttl", true));
 	if (installed)
 	{
@@ -74,7 +87,7 @@ worker_round(void)
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);
 	}
-	CommitTransactionCommand();
+	worker_commit();
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return installed;
