@@ -6,10 +6,10 @@ EXTENSION = ttl
 DATA = ttl--1.0.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = setup rules validation trigger view item_functions lifecycle \
+REGRESS = rules validation trigger view item_functions lifecycle \
           privileges purge
 REGRESS_OPTS = --load-extension=ttl
-ISOLATION = purge_vs_update purge_vs_lock purge_vs_policy purge_twice
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency
 
 PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config

@@ -85,7 +85,7 @@ COMMENT ON FUNCTION ttl.expires_at(regclass, jsonb) IS 'when the item expires; N
 
 CREATE FUNCTION ttl.is_expired(container regclass, doc jsonb) RETURNS boolean
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
-    AS $$ SELECT s.expires AND s.remaining = interval '0' FROM ttl.state(container, doc) s $$;
+    AS $$ SELECT s.expires AND coalesce(s.remaining = interval '0', false) FROM ttl.state(container, doc) s $$;
 COMMENT ON FUNCTION ttl.is_expired(regclass, jsonb) IS 'whether the item has expired at ttl.now()';
 
 -- ---------------------------------------------------------------------------
@@ -234,6 +234,16 @@ RETURNS bigint
     AS 'MODULE_PATHNAME', 'ttl_purge'
     LANGUAGE C;
 COMMENT ON FUNCTION ttl.purge(regclass, bigint) IS 'delete expired items now, in this transaction; returns the count';
+
+CREATE FUNCTION ttl._purge_statement(container regclass, own_ttl boolean) RETURNS text
+    AS 'MODULE_PATHNAME', 'ttl_purge_statement'
+    LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION ttl._purge_statement(regclass, boolean) IS 'the batch DELETE purge runs ($1 lower key, $2 cutoff, $3 limit), for EXPLAIN';
+
+CREATE FUNCTION ttl._purge_plan_options() RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_purge_plan_options'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl._purge_plan_options() IS 'apply the planner settings of purge batches to this transaction, for EXPLAIN';
 
 CREATE PROCEDURE ttl.run_purge()
     AS 'MODULE_PATHNAME', 'ttl_run_purge'

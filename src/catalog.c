@@ -193,18 +193,25 @@ ttl_check_container_owner(Oid relid)
 					   get_rel_name(relid));
 }
 
+/* The registry entry of a table, or 42704 when it is not a container. */
+void
+ttl_get_container(Oid relid, TtlContainer *c)
+{
+	if (!ttl_lookup_container(relid, c))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table \"%s\" is not a ttl container",
+						relation_display_name(relid)),
+				 errhint("Register it with ttl.enable().")));
+}
+
 static TtlContainer
 require_container(Oid relid)
 {
 	TtlContainer c;
 
 	ttl_check_container_owner(relid);
-	if (!read_container(relid, &c))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table \"%s\" is not a ttl container",
-						relation_display_name(relid)),
-				 errhint("Register it with ttl.enable().")));
+	ttl_get_container(relid, &c);
 	return c;
 }
 

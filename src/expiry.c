@@ -392,12 +392,7 @@ ttl_state(PG_FUNCTION_ARGS)
 	TtlItemState item;
 	Relation	rel;
 
-	if (!ttl_lookup_container(relid, &c))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("relation \"%s\" is not a ttl container",
-						get_rel_name(relid) ? get_rel_name(relid) : "?"),
-				 errhint("Register it with ttl.enable().")));
+	ttl_get_container(relid, &c);
 
 	rel = relation_open(relid, AccessShareLock);
 	ttl_validate_document(rel, NameStr(c.doc_column),

@@ -27,6 +27,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -62,6 +63,85 @@ cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds)
 	cur->lower_key = PG_INT64_MIN;
 }
 
+/*
+ * The batch statement, with $1 = lower key (keyset), $2 = cutoff key,
+ * $3 = batch size.  It locks a batch in key order, skipping rows others
+ * hold, then deletes those rows by TID with the expiry predicate repeated
+ * on the target, so the DELETE itself re-checks the very row version it
+ * removes (a ctid join alone would re-check nothing).
+ */
+static char *
+purge_statement(const char *table, const char *doc, PurgeKind kind)
+{
+	const char *key;
+	const char *filter;
+
+	if (kind == PURGE_INHERITED)
+	{
+		key = psprintf("ttl.doc_ts(t.%s)", doc);
+		filter = psprintf("ttl.doc_ttl(t.%s) IS NULL AND ", doc);
+	}
+	else
+	{
+		key = psprintf("ttl.doc_expiry(t.%s)", doc);
+		filter = "";
+	}
+	return psprintf("WITH c AS MATERIALIZED ("
+					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
+					" WHERE %s%s >= $1 AND %s <= $2"
+					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
+					" d AS (DELETE FROM %s t USING c"
+					" WHERE t.tableoid = c.toid AND t.ctid = c.tid AND %s%s <= $2"
+					" RETURNING 1)"
+					" SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d),"
+					" (SELECT max(k) FROM c)",
+					key, table, filter, key, key, key,
+					table, filter, key);
+}
+
+/*
+ * The DELETE must visit only the locked rows, by TID: a hash or merge join
+ * would rescan the whole due key range once per batch.
+ */
+static void
+set_purge_plan_options(void)
+{
+	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
+ * ttl._purge_plan_options(): apply the planner settings purge uses, for the
+ * rest of the transaction (tests EXPLAIN the statement under them).
+ */
+PG_FUNCTION_INFO_V1(ttl_purge_plan_options);
+Datum
+ttl_purge_plan_options(PG_FUNCTION_ARGS)
+{
+	set_purge_plan_options();
+	PG_RETURN_VOID();
+}
+
+/* ttl._purge_statement(container, own): the batch statement, for tests. */
+PG_FUNCTION_INFO_V1(ttl_purge_statement);
+Datum
+ttl_purge_statement(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	TtlContainer c;
+	char	   *table;
+
+	if (!ttl_lookup_container(relid, &c))
+		PG_RETURN_NULL();
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	PG_RETURN_TEXT_P(cstring_to_text(purge_statement(table,
+													 quote_identifier(NameStr(c.doc_column)),
+													 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED)));
+}
+
 static int64
 spi_int64(int row, int col, bool *isnull)
 {
@@ -94,8 +174,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	int64		deleted;
 	int64		last_key;
 	int64		cutoff;
-	const char *key;
-	const char *filter;
+	int			guc_level;
 
 	if (!ttl_try_lock_container(cur->relid) ||
 		!ConditionalLockRelationOid(cur->relid, RowExclusiveLock))
@@ -129,58 +208,31 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	}
 	default_ttl = spi_int64(0, 1, &isnull);
 	doc = quote_identifier(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-	if (isnull || (cur->kind == PURGE_INHERITED && default_ttl <= 0))
+	if (isnull)
 	{
-		if (isnull)
-			cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
-		else
-		{
-			cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
-			cur->lower_key = PG_INT64_MIN;
-		}
-		if (cur->kind == PURGE_DONE)
-		{
-			SPI_finish();
-			return 0;
-		}
+		SPI_finish();
+		cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
+		return 0;
+	}
+	if (cur->kind == PURGE_INHERITED && default_ttl <= 0)
+	{
+		cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
+		cur->lower_key = PG_INT64_MIN;
 	}
 
 	nspname = get_namespace_name(get_rel_namespace(cur->relid));
 	table = quote_qualified_identifier(nspname, relname);
-	if (cur->kind == PURGE_INHERITED)
-	{
-		key = psprintf("ttl.doc_ts(%s)", doc);
-		filter = psprintf("ttl.doc_ttl(%s) IS NULL AND ", doc);
-		cutoff = cur->now_seconds - default_ttl;
-	}
-	else
-	{
-		key = psprintf("ttl.doc_expiry(%s)", doc);
-		filter = "";
-		cutoff = cur->now_seconds;
-	}
-
-	/*
-	 * Lock a batch in key order, skipping rows others hold, then delete
-	 * those rows by TID with the expiry predicate repeated on the target,
-	 * so the DELETE itself re-checks the very row version it removes.
-	 */
-	sql = psprintf("WITH c AS MATERIALIZED ("
-				   " SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
-				   " WHERE %s%s >= $1 AND %s <= $2"
-				   " ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
-				   " d AS (DELETE FROM %s t USING c"
-				   " WHERE t.tableoid = c.toid AND t.ctid = c.tid AND %s%s <= $2"
-				   " RETURNING 1)"
-				   " SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d),"
-				   " (SELECT max(k) FROM c)",
-				   key, table, filter, key, key, key,
-				   table, filter, key);
+	sql = purge_statement(table, doc, cur->kind);
+	cutoff = (cur->kind == PURGE_INHERITED) ?
+		cur->now_seconds - default_ttl : cur->now_seconds;
 	values[0] = Int64GetDatum(cur->lower_key);
 	values[1] = Int64GetDatum(cutoff);
 	values[2] = Int64GetDatum(limit);
+	guc_level = NewGUCNestLevel();
+	set_purge_plan_options();
 	if (SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
+	AtEOXact_GUC(true, guc_level);
 	found = spi_int64(0, 1, &isnull);
 	deleted = spi_int64(0, 2, &isnull);
 	last_key = spi_int64(0, 3, &isnull);
@@ -508,11 +560,7 @@ ttl_purge(PG_FUNCTION_ARGS)
 		TtlContainer c;
 
 		ttl_check_container_owner(relid);
-		if (!ttl_lookup_container(relid, &c))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("table \"%s\" is not a ttl container", get_rel_name(relid)),
-					 errhint("Register it with ttl.enable().")));
+		ttl_get_container(relid, &c);
 		relids = list_make1_oid(relid);
 	}
 	else

@@ -64,6 +64,7 @@ typedef struct TtlContainer
 } TtlContainer;
 
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
+extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern void ttl_register_cache_callbacks(void);
 extern void ttl_check_container_owner(Oid relid);
 extern Oid	ttl_extension_owner(void);

@@ -1,0 +1,117 @@
+-- ttl.purge(): deletes exactly the expired items, through the purge
+-- indexes (no table scan), resumes by key, honours max_rows, pauses for the
+-- NULL form, keeps everything when TTL is off, and records statistics.
+\set SHOW_CONTEXT never
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+CREATE TABLE p (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('p', 100);
+-- 3000 items: _ts spread over 0..299 s, a third with their own ttl
+DO $$
+BEGIN
+    FOR s IN 0..299 LOOP
+        PERFORM set_config('ttl.now_override',
+                           to_char(timestamptz '2026-01-01 00:00:00+00' + s * interval '1 second',
+                                   'YYYY-MM-DD HH24:MI:SS+00'), true);
+        INSERT INTO p
+        SELECT s * 10 + g,
+               CASE WHEN g % 3 = 0 THEN jsonb_build_object('n', g, 'ttl', 50 + g)
+                    WHEN g = 1 THEN '{"ttl": -1}'
+                    ELSE jsonb_build_object('n', g) END
+          FROM generate_series(0, 9) g;
+    END LOOP;
+END $$;
+ANALYZE p;
+SELECT count(*) FROM p;
+
+-- the plans purge runs: index scans on the purge indexes, a TID join for
+-- the DELETE, with the expiry predicate re-checked on the target
+SELECT ttl._purge_statement('p', false) AS inherited_statement;
+BEGIN;
+SELECT ttl._purge_plan_options();
+SELECT format('PREPARE inherited(bigint, bigint, bigint) AS %s', ttl._purge_statement('p', false)) \gexec
+SELECT format('PREPARE own(bigint, bigint, bigint) AS %s', ttl._purge_statement('p', true)) \gexec
+EXPLAIN (COSTS OFF) EXECUTE inherited(-9223372036854775808, 1767225700, 1000);
+EXPLAIN (COSTS OFF) EXECUTE own(-9223372036854775808, 1767225700, 1000);
+DEALLOCATE inherited;
+DEALLOCATE own;
+COMMIT;
+
+CREATE FUNCTION expired_count() RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM p WHERE ttl.is_expired('p', doc)
+$$;
+CREATE FUNCTION live_count() RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FROM p_live
+$$;
+
+-- at 00:03:00 some are due
+SET ttl.now_override = '2026-01-01 00:03:00+00';
+SELECT expired_count() AS expired, live_count() AS live;
+-- max_rows
+SELECT ttl.purge('p', 250);
+SELECT expired_count() AS expired, live_count() AS live;
+SELECT ttl.purge('p', 0);
+-- small batches resume by key and still find every expired item
+SET ttl.batch_size = 7;
+SELECT ttl.purge('p');
+SELECT expired_count() AS expired, live_count() AS live;
+RESET ttl.batch_size;
+SELECT container, rows_purged, last_purge_at, last_error FROM ttl.stats;
+-- nothing left: zero, and the live items are all still there
+SELECT ttl.purge('p');
+SELECT count(*) = live_count() AS only_live_left FROM p;
+
+-- a new default is used by the next purge
+SELECT ttl.set_default_ttl('p', 10);
+SELECT expired_count() AS expired, live_count() AS live;
+SELECT ttl.purge('p');
+SELECT expired_count() AS expired, live_count() AS live;
+
+-- default -1: only items with their own ttl; NULL: nothing at all
+SET ttl.now_override = '2026-01-01 01:00:00+00';
+SELECT ttl.set_default_ttl('p', -1);
+SELECT count(*) FILTER (WHERE doc ? 'ttl') AS own, count(*) AS total FROM p;
+SELECT ttl.set_default_ttl('p', NULL);
+SELECT ttl.purge('p');
+SELECT ttl.set_default_ttl('p', -1);
+SELECT ttl.purge('p');
+SELECT count(*) FILTER (WHERE doc ? 'ttl') AS own, count(*) AS total FROM p;
+SELECT ttl.set_default_ttl('p', 60);
+
+-- pause: ttl.purge() with no argument skips the container; naming it purges
+CREATE TABLE q (doc jsonb);
+SELECT ttl.enable('q', 1);
+INSERT INTO q SELECT '{}' FROM generate_series(1, 5);
+SELECT ttl.pause('p');
+SET ttl.now_override = '2026-01-01 02:00:00+00';
+SELECT ttl.purge();
+SELECT (SELECT count(*) FROM p) AS p_rows, (SELECT count(*) FROM q) AS q_rows;
+SELECT paused FROM ttl.containers WHERE container = 'p'::regclass;
+SELECT ttl.purge('p');
+SELECT ttl.resume('p');
+SELECT count(*) FROM p;
+
+-- rows that escaped the trigger: an invalid ttl inherits, a missing _ts
+-- never expires, and nothing raises
+ALTER TABLE p DISABLE TRIGGER zzz_ttl_stamp;
+INSERT INTO p VALUES (-1, '{"_ts": 1767225600, "ttl": "bad"}'), (-2, '{"ttl": 1}'), (-3, '{"_ts": "x"}');
+ALTER TABLE p ENABLE TRIGGER zzz_ttl_stamp;
+SELECT ttl.purge('p');
+SELECT id FROM p WHERE id < 0 ORDER BY id;
+
+-- errors
+SELECT ttl.purge('p', -1);
+CREATE TABLE not_c (doc jsonb);
+SELECT ttl.purge('not_c');
+-- CALL ttl.run_purge() cannot run inside a transaction block
+BEGIN;
+CALL ttl.run_purge();
+ROLLBACK;
+-- but on its own it purges every due container in committed batches
+INSERT INTO q SELECT '{}' FROM generate_series(1, 5);
+SET ttl.now_override = '2026-01-01 03:00:00+00';
+CALL ttl.run_purge();
+SELECT count(*) FROM q;
+SELECT container, rows_purged FROM ttl.stats ORDER BY container;
+
+DROP TABLE p, q, not_c CASCADE;
+DROP FUNCTION expired_count(), live_count();
