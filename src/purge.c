@@ -576,7 +576,7 @@ ttl_purge(PG_FUNCTION_ARGS)
 									 &skipped);
 		if (skipped)
 			ereport(NOTICE,
-					(errmsg("container \"%s\" skipped: another purge or policy change holds it",
+					(errmsg("container \"%s\" skipped: locked by another purge, a policy change or DDL",
 							get_rel_name(relid))));
 	}
 	PG_RETURN_INT64(total);
