@@ -6,8 +6,7 @@ EXTENSION = ttl
 DATA = ttl--1.0.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger view item_functions lifecycle \
-          privileges purge
+REGRESS = rules validation trigger view item_functions lifecycle privileges purge
 REGRESS_OPTS = --load-extension=ttl
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency
 

@@ -12,8 +12,6 @@ CREATE TABLE ttl.registry (
     default_ttl  integer CHECK (default_ttl = -1 OR default_ttl > 0),
     paused       boolean NOT NULL DEFAULT false,
     live_view    regclass,
-    ts_index     regclass,
-    expiry_index regclass,
     enabled_at   timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE ttl.registry IS 'ttl containers; change it only through the ttl.* functions';
@@ -104,8 +102,7 @@ CREATE FUNCTION ttl._register(container regclass, default_ttl integer, doc_colum
     AS 'MODULE_PATHNAME', 'ttl_register'
     LANGUAGE C;
 
-CREATE FUNCTION ttl._set_objects(container regclass, live_view regclass,
-                                 ts_index regclass, expiry_index regclass) RETURNS void
+CREATE FUNCTION ttl._set_objects(container regclass, live_view regclass) RETURNS void
     AS 'MODULE_PATHNAME', 'ttl_set_objects'
     LANGUAGE C;
 
@@ -181,10 +178,14 @@ BEGIN
     -- rows without _ts get a full lifetime from now, never a mass expiry
     EXECUTE format('UPDATE %1$s SET %2$I = %2$I WHERE ttl.doc_ts(%2$I) IS NULL',
                    container, doc_column);
+    -- purge indexes; the comment marks them as ours for ttl.disable (index
+    -- OIDs cannot live in the registry: a restore creates indexes after data)
     EXECUTE format('CREATE INDEX %I ON %s ((ttl.doc_ts(%I))) WHERE ttl.doc_ttl(%I) IS NULL',
                    ts_name, container, doc_column, doc_column);
+    EXECUTE format('COMMENT ON INDEX %I.%I IS %L', nsp, ts_name, 'ttl purge index');
     EXECUTE format('CREATE INDEX %I ON %s ((ttl.doc_expiry(%I))) WHERE ttl.doc_expiry(%I) IS NOT NULL',
                    exp_name, container, doc_column, doc_column);
+    EXECUTE format('COMMENT ON INDEX %I.%I IS %L', nsp, exp_name, 'ttl purge index');
 
     IF rel.relrowsecurity THEN
         opts := opts || ', security_invoker';
@@ -195,9 +196,7 @@ BEGIN
     EXECUTE format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
                    format('live (unexpired) items of ttl container %s', container));
     v := format('%I.%I', nsp, view_name)::regclass;
-    PERFORM ttl._set_objects(container, v,
-                             format('%I.%I', nsp, ts_name)::regclass,
-                             format('%I.%I', nsp, exp_name)::regclass);
+    PERFORM ttl._set_objects(container, v);
     RETURN v;
 END
 $$;
@@ -209,6 +208,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     r ttl.registry;
+    idx regclass;
 BEGIN
     SELECT * INTO r FROM ttl.registry WHERE relid = container;
     PERFORM ttl._unregister(container);     -- checks owner and registration
@@ -216,12 +216,12 @@ BEGIN
     IF r.live_view IS NOT NULL THEN
         EXECUTE format('DROP VIEW IF EXISTS %s', r.live_view);
     END IF;
-    IF r.ts_index IS NOT NULL THEN
-        EXECUTE format('DROP INDEX IF EXISTS %s', r.ts_index);
-    END IF;
-    IF r.expiry_index IS NOT NULL THEN
-        EXECUTE format('DROP INDEX IF EXISTS %s', r.expiry_index);
-    END IF;
+    FOR idx IN SELECT i.indexrelid FROM pg_catalog.pg_index i
+                WHERE i.indrelid = container
+                  AND pg_catalog.obj_description(i.indexrelid, 'pg_class') = 'ttl purge index'
+    LOOP
+        EXECUTE format('DROP INDEX %s', idx);
+    END LOOP;
 END
 $$;
 COMMENT ON FUNCTION ttl.disable(regclass) IS 'remove trigger, view, indexes and registration; data untouched';

@@ -50,7 +50,7 @@ SELECT q, pg_temp.try(q) FROM (VALUES
     ('SELECT ttl.purge(''owned.docs'')'),
     ('SELECT ttl._register(''owned.docs'', 1, ''doc'')'),
     ('SELECT ttl._unregister(''owned.docs'')'),
-    ('SELECT ttl._set_objects(''owned.docs'', NULL, NULL, NULL)'),
+    ('SELECT ttl._set_objects(''owned.docs'', NULL)'),
     ('INSERT INTO ttl.registry (relid, doc_column) VALUES (''owned.docs'', ''doc'')'),
     ('UPDATE ttl.registry SET default_ttl = 1'),
     ('DELETE FROM ttl.registry'),

@@ -404,19 +404,19 @@ ttl_register(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* ttl._set_objects(container, live_view, ts_index, expiry_index) */
+/* ttl._set_objects(container, live_view) */
 PG_FUNCTION_INFO_V1(ttl_set_objects);
 Datum
 ttl_set_objects(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	Oid			argtypes[4] = {OIDOID, OIDOID, OIDOID, OIDOID};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Oid			argtypes[2] = {OIDOID, OIDOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
 	int			i;
 
 	(void) require_container(relid);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 2; i++)
 	{
 		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
 		if (PG_ARGISNULL(i))
@@ -425,9 +425,8 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
 						   get_rel_name(DatumGetObjectId(values[i])));
 	}
-	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2, ts_index = $3, "
-						 "expiry_index = $4 WHERE relid = $1",
-						 4, argtypes, values, nulls);
+	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2 WHERE relid = $1",
+						 2, argtypes, values, nulls);
 	PG_RETURN_VOID();
 }
 
