@@ -250,6 +250,85 @@ CREATE PROCEDURE ttl.run_purge()
     LANGUAGE C;
 COMMENT ON PROCEDURE ttl.run_purge() IS 'purge every due container in committed batches within the cost budget (for pg_cron)';
 
+CREATE FUNCTION ttl.backlog(container regclass,
+                            OUT expired bigint, OUT oldest_expired_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r       ttl.registry;
+    now_s   bigint := floor(extract(epoch FROM ttl.now()))::bigint;
+    n       bigint := 0;
+    first_s bigint;
+    k       bigint;
+BEGIN
+    SELECT * INTO r FROM ttl.registry WHERE relid = container;
+    expired := 0;
+    IF NOT FOUND OR r.default_ttl IS NULL THEN
+        RETURN;
+    END IF;
+    -- both walks use the purge indexes and stop at 1,000,000 rows each
+    IF r.default_ttl > 0 THEN
+        EXECUTE format('SELECT count(*), min(k) FROM (SELECT ttl.doc_ts(%1$I) AS k FROM %2$s'
+                       ' WHERE ttl.doc_ttl(%1$I) IS NULL AND ttl.doc_ts(%1$I) <= $1'
+                       ' ORDER BY 1 LIMIT 1000000) s', r.doc_column, container)
+            INTO n, k USING now_s - r.default_ttl;
+        expired := n;
+        first_s := k + r.default_ttl;
+    END IF;
+    EXECUTE format('SELECT count(*), min(k) FROM (SELECT ttl.doc_expiry(%1$I) AS k FROM %2$s'
+                   ' WHERE ttl.doc_expiry(%1$I) <= $1 ORDER BY 1 LIMIT 1000000) s',
+                   r.doc_column, container)
+        INTO n, k USING now_s;
+    expired := expired + n;
+    first_s := least(first_s, k);
+    oldest_expired_at := to_timestamp(first_s);
+END
+$$;
+COMMENT ON FUNCTION ttl.backlog(regclass) IS 'expired items not yet purged (each purge index walked up to 1,000,000 rows) and when the oldest expired';
+
+-- ---------------------------------------------------------------------------
+-- pg_cron scheduling (pg_cron stays optional: nothing here requires it).
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.schedule_purge(schedule text DEFAULT '* * * * *',
+                                   database name DEFAULT current_database())
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    job_name text := 'ttl-purge-' || database;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'pg_cron') THEN
+        RAISE EXCEPTION 'pg_cron is not installed in database "%"', current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call ttl.schedule_purge(schedule, database) in the database named by cron.database_name, '
+                         'where CREATE EXTENSION pg_cron was run; or preload ttl (shared_preload_libraries) '
+                         'and let its background worker purge.';
+    END IF;
+    IF database = current_database() THEN
+        RETURN cron.schedule(job_name, schedule, 'CALL ttl.run_purge()');
+    END IF;
+    RETURN cron.schedule_in_database(job_name, schedule, 'CALL ttl.run_purge()', database);
+END
+$$;
+COMMENT ON FUNCTION ttl.schedule_purge(text, name) IS 'schedule CALL ttl.run_purge() with pg_cron (job ttl-purge-<database>)';
+
+CREATE FUNCTION ttl.unschedule_purge(database name DEFAULT current_database())
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'pg_cron') THEN
+        RAISE EXCEPTION 'pg_cron is not installed in database "%"', current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    RETURN cron.unschedule('ttl-purge-' || database);
+END
+$$;
+COMMENT ON FUNCTION ttl.unschedule_purge(name) IS 'remove the pg_cron job of ttl.schedule_purge()';
+
 -- ---------------------------------------------------------------------------
 -- Views.
 -- ---------------------------------------------------------------------------
@@ -268,9 +347,14 @@ SELECT r.relid                        AS container,
        coalesce(s.rows_purged, 0)     AS rows_purged,
        s.last_purge_at,
        s.last_error,
-       s.last_error_at
+       s.last_error_at,
+       b.expired                      AS expired_backlog,
+       b.oldest_expired_at,
+       ttl.now() - b.oldest_expired_at AS oldest_expired_age
   FROM ttl.registry r
-  LEFT JOIN ttl.purge_stats s ON s.relid = r.relid::oid;
+  LEFT JOIN ttl.purge_stats s ON s.relid = r.relid::oid
+  LEFT JOIN LATERAL ttl.backlog(r.relid) b
+         ON pg_catalog.has_table_privilege(r.relid, 'SELECT');
 COMMENT ON VIEW ttl.stats IS 'purge statistics per container';
 
 GRANT USAGE ON SCHEMA ttl TO PUBLIC;

@@ -115,3 +115,25 @@ SELECT container, rows_purged FROM ttl.stats ORDER BY container;
 
 DROP TABLE p, q, not_c CASCADE;
 DROP FUNCTION expired_count(), live_count();
+
+-- the backlog in ttl.stats: expired but not yet purged, and since when
+CREATE TABLE b (doc jsonb);
+SELECT ttl.enable('b', 60);
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+INSERT INTO b VALUES ('{}'), ('{}'), ('{"ttl": 30}'), ('{"ttl": -1}'), ('{"ttl": 600}');
+SET ttl.now_override = '2026-01-01 00:00:10+00';
+INSERT INTO b VALUES ('{}');
+SELECT expired_backlog, oldest_expired_at, oldest_expired_age FROM ttl.stats WHERE container = 'b'::regclass;
+SET ttl.now_override = '2026-01-01 00:01:05+00';
+SELECT expired_backlog, oldest_expired_at, oldest_expired_age FROM ttl.stats WHERE container = 'b'::regclass;
+SET ttl.now_override = '2026-01-01 00:20:00+00';
+SELECT expired_backlog, oldest_expired_at, oldest_expired_age FROM ttl.stats WHERE container = 'b'::regclass;
+SELECT ttl.purge('b');
+SELECT rows_purged, expired_backlog, oldest_expired_at FROM ttl.stats WHERE container = 'b'::regclass;
+SELECT ttl.set_default_ttl('b', NULL);
+SELECT expired_backlog FROM ttl.stats WHERE container = 'b'::regclass;
+DROP TABLE b CASCADE;
+
+-- scheduling needs pg_cron in this database, and says how to get it
+SELECT ttl.schedule_purge();
+SELECT ttl.unschedule_purge();

@@ -1,0 +1,184 @@
+
+# Copyright: the ttl project.
+#
+# The background purge with no configuration at all: a launcher, one worker
+# per database that has the extension, items that carry "ttl": 1 purged in
+# every such database, survivors (own ttl -1, long default) kept, ttl.stats
+# filled, databases created later picked up, databases without the extension
+# left without a persistent worker, ttl.pause / ttl.resume, and ttl.enabled.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('basic');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'ttl'
+ttl.naptime = 1
+});
+$node->start;
+
+# Wait (bounded) until at least $secs seconds of server clock have passed.
+sub wait_seconds
+{
+	my ($secs) = @_;
+	my $t0 = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+	$node->poll_query_until('postgres',
+		"SELECT clock_timestamp() > '$t0'::timestamptz + interval '$secs s'")
+	  or die "clock did not advance by $secs s";
+}
+
+sub worker_pids
+{
+	my ($db) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity"
+		  . " WHERE backend_type = 'ttl worker' AND datname = '$db'");
+}
+
+# A container c with default 3600 s: 20 items expire after 1 s, 5 never
+# ("ttl": -1), 5 inherit the long default.  ids 1..20 expire, 21..30 stay.
+my $setup = q{
+CREATE EXTENSION ttl;
+CREATE TABLE c (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('c', 3600);
+INSERT INTO c SELECT g, jsonb_build_object('n', g, 'ttl', 1) FROM generate_series(1, 20) g;
+INSERT INTO c SELECT g, jsonb_build_object('n', g, 'ttl', -1) FROM generate_series(21, 25) g;
+INSERT INTO c SELECT g, jsonb_build_object('n', g) FROM generate_series(26, 30) g;
+};
+
+$node->safe_psql('postgres', 'CREATE DATABASE db1');
+$node->safe_psql('postgres', 'CREATE DATABASE db2');
+$node->safe_psql('postgres', 'CREATE DATABASE noext');
+$node->safe_psql($_, $setup) for qw(db1 db2);
+
+for my $db (qw(db1 db2))
+{
+	ok( $node->poll_query_until($db, 'SELECT count(*) FROM c', '10'),
+		"$db: expired items purged by the worker");
+	is( $node->safe_psql($db,
+			'SELECT string_agg(id::text, \',\' ORDER BY id) FROM c'),
+		join(',', 21 .. 30),
+		"$db: exactly the items with ttl -1 and the long default survive");
+	is( $node->safe_psql($db,
+			'SELECT rows_purged, last_purge_at IS NOT NULL, last_error IS NULL'
+			  . ' FROM ttl.stats WHERE container = \'c\'::regclass'),
+		'20|t|t',
+		"$db: ttl.stats counts the purged rows");
+}
+
+# the processes
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl launcher'"),
+	'1', 'one ttl launcher runs');
+for my $db (qw(db1 db2))
+{
+	ok( $node->poll_query_until('postgres',
+			"SELECT count(*) = 1 AND bool_and(application_name = 'ttl worker')"
+			  . " FROM pg_stat_activity"
+			  . " WHERE backend_type = 'ttl worker' AND datname = '$db'"),
+		"one ttl worker (application_name 'ttl worker') serves $db");
+}
+
+# the workers of db1 and db2 persist across rounds; a database without the
+# extension never keeps one: any worker seen there is gone a second later
+my %first = map { $_ => worker_pids($_) } qw(db1 db2);
+my @noext_seen;
+for my $i (1 .. 3)
+{
+	wait_seconds(1.2);
+	push @noext_seen, worker_pids('noext');
+}
+is(worker_pids($_), $first{$_}, "the worker of $_ persists across rounds")
+  for qw(db1 db2);
+my $persistent = 0;
+for my $i (1 .. $#noext_seen)
+{
+	$persistent = 1
+	  if $noext_seen[$i] ne '' && $noext_seen[$i] eq $noext_seen[ $i - 1 ];
+}
+is($persistent, 0, 'no persistent worker in a database without the extension');
+
+# a database created later, and given the extension later, is picked up
+$node->safe_psql('postgres', 'CREATE DATABASE db3');
+$node->safe_psql('db3',
+	'CREATE TABLE pre (id int); INSERT INTO pre VALUES (1)');
+wait_seconds(1.5);
+$node->safe_psql('db3', $setup);
+ok($node->poll_query_until('db3', 'SELECT count(*) FROM c', '10'),
+	'db3: extension installed later, expired items purged');
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) FROM pg_stat_activity"
+		  . " WHERE backend_type = 'ttl worker' AND datname = 'db3'", '1'),
+	'db3 has its worker');
+
+# pause: a paused container is left alone while its neighbour is purged
+# (both filled in one transaction, so with the same _ts)
+$node->safe_psql('db1', q{
+CREATE TABLE p1 (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE p2 (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('p1', -1);
+SELECT ttl.enable('p2', -1);
+SELECT ttl.pause('p1');
+BEGIN;
+INSERT INTO p1 SELECT g, '{"ttl": 1}' FROM generate_series(1, 50) g;
+INSERT INTO p1 SELECT g, '{"ttl": -1}' FROM generate_series(51, 55) g;
+INSERT INTO p2 SELECT g, '{"ttl": 1}' FROM generate_series(1, 50) g;
+INSERT INTO p2 SELECT g, '{}' FROM generate_series(51, 55) g;
+COMMIT;
+});
+ok($node->poll_query_until('db1', 'SELECT count(*) FROM p2', '5'),
+	'unpaused container purged');
+is($node->safe_psql('db1', 'SELECT count(*) FROM p1'),
+	'55', 'paused container keeps its expired items');
+is($node->safe_psql('db1', 'SELECT count(*) FROM p1_live'),
+	'5', 'paused container still hides its expired items');
+is( $node->safe_psql('db1',
+		"SELECT rows_purged FROM ttl.stats WHERE container = 'p1'::regclass"),
+	'0', 'nothing purged from the paused container');
+$node->safe_psql('db1', "SELECT ttl.resume('p1')");
+ok($node->poll_query_until('db1', 'SELECT count(*) FROM p1', '5'),
+	'resumed container purged');
+is($node->safe_psql('db1', 'SELECT min(id) FROM p1'),
+	'51', 'only the expired items left the resumed container');
+
+# ttl.enabled = off stops the automatic purge
+$node->safe_psql('postgres',
+	'ALTER SYSTEM SET ttl.enabled = off; SELECT pg_reload_conf()');
+$node->poll_query_until('postgres', 'SHOW ttl.enabled', 'off')
+  or die 'reload not seen';
+$node->safe_psql('db1', q{
+CREATE TABLE e (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('e', -1);
+INSERT INTO e SELECT g, '{"ttl": 1}' FROM generate_series(1, 40) g;
+INSERT INTO e VALUES (41, '{}');
+});
+$node->safe_psql('db2', q{
+INSERT INTO c SELECT g, jsonb_build_object('ttl', 1) FROM generate_series(101, 140) g;
+});
+# several naptimes pass with the items expired (they are hidden)...
+ok($node->poll_query_until('db1', 'SELECT count(*) FROM e_live', '1'),
+	'items expired (hidden) while ttl.enabled is off');
+wait_seconds(3.5);
+# ...and are still there
+is($node->safe_psql('db1', 'SELECT count(*) FROM e'),
+	'41', 'ttl.enabled = off: db1 purges nothing');
+is($node->safe_psql('db2', 'SELECT count(*) FROM c'),
+	'50', 'ttl.enabled = off: db2 purges nothing');
+is($node->safe_psql('db1', 'SELECT count(*) FROM c_live'), '10',
+	'hiding goes on while purge is off');
+
+$node->safe_psql('postgres',
+	'ALTER SYSTEM RESET ttl.enabled; SELECT pg_reload_conf()');
+ok($node->poll_query_until('db1', 'SELECT count(*) FROM e', '1'),
+	'ttl.enabled back on: db1 purges again');
+ok($node->poll_query_until('db2', 'SELECT count(*) FROM c', '10'),
+	'ttl.enabled back on: db2 purges again');
+
+ok(!$node->log_contains('terminated by signal|PANIC|TRAP:'),
+	'no crash in the server log');
+
+$node->stop;
+done_testing();
