@@ -1,12 +1,12 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
 MODULE_big = ttl
 OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o \
-       src/launcher.o src/worker.o
+       src/launcher.o src/worker.o src/accessors.o
 EXTENSION = ttl
 DATA = ttl--1.0.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger view item_functions lifecycle privileges purge
+REGRESS = rules validation trigger view item_functions lifecycle privileges purge accessors
 REGRESS_OPTS = --load-extension=ttl
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency
 

@@ -58,6 +58,51 @@ CREATE FUNCTION ttl.live(doc jsonb, container regclass) RETURNS boolean
 COMMENT ON FUNCTION ttl.live(jsonb, regclass) IS 'filter of <table>_live: false when the item has expired';
 
 -- ---------------------------------------------------------------------------
+-- Leak-free accessors: filters built from them are pushed below the view's
+-- security barrier, so expression and GIN indexes work through <table>_live.
+-- ---------------------------------------------------------------------------
+CREATE FUNCTION ttl.field(doc jsonb, key text) RETURNS text
+    AS 'MODULE_PATHNAME', 'ttl_field'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.field(jsonb, text) IS 'doc ->> key, leakproof: index it and filter <table>_live with it';
+
+CREATE FUNCTION ttl.field_bigint(doc jsonb, key text) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'ttl_field_bigint'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.field_bigint(jsonb, text) IS 'the integer at doc -> key, else NULL; leakproof';
+
+CREATE FUNCTION ttl.field_float(doc jsonb, key text) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'ttl_field_float'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.field_float(jsonb, text) IS 'the number at doc -> key as float8, else NULL; leakproof';
+
+CREATE FUNCTION ttl.path(doc jsonb, VARIADIC path text[]) RETURNS text
+    AS 'MODULE_PATHNAME', 'ttl_path'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.path(jsonb, text[]) IS 'doc #>> path, leakproof';
+
+CREATE FUNCTION ttl.contains(doc jsonb, query jsonb) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ttl_contains'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.contains(jsonb, jsonb) IS 'doc @> query, leakproof; operator ttl.@>';
+
+CREATE OPERATOR ttl.@> (
+    LEFTARG = jsonb, RIGHTARG = jsonb, FUNCTION = ttl.contains,
+    RESTRICT = matchingsel, JOIN = matchingjoinsel
+);
+COMMENT ON OPERATOR ttl.@> (jsonb, jsonb) IS 'leakproof jsonb containment, GIN-indexable with ttl.jsonb_path_ops';
+
+-- jsonb_path_ops with the leakproof operator: same support functions.
+CREATE OPERATOR CLASS ttl.jsonb_path_ops FOR TYPE jsonb USING gin AS
+    OPERATOR 7 ttl.@> (jsonb, jsonb),
+    FUNCTION 1 pg_catalog.btint4cmp(integer, integer),
+    FUNCTION 2 pg_catalog.gin_extract_jsonb_path(jsonb, internal, internal),
+    FUNCTION 3 pg_catalog.gin_extract_jsonb_query_path(jsonb, internal, smallint, internal, internal, internal, internal),
+    FUNCTION 4 pg_catalog.gin_consistent_jsonb_path(internal, smallint, jsonb, integer, internal, internal, internal, internal),
+    FUNCTION 6 pg_catalog.gin_triconsistent_jsonb_path(internal, smallint, jsonb, integer, internal, internal, internal),
+    STORAGE integer;
+
+-- ---------------------------------------------------------------------------
 -- Item functions.
 -- ---------------------------------------------------------------------------
 CREATE FUNCTION ttl.calculate(default_ttl integer, item_ttl integer, ts bigint, at timestamptz,
