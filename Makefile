@@ -6,7 +6,7 @@ EXTENSION = ttl
 DATA = ttl--1.0.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger view item_functions lifecycle privileges purge accessors
+REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors
 REGRESS_OPTS = --load-extension=ttl
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency
 

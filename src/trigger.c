@@ -94,63 +94,170 @@ ttl_validate_document(Relation rel, const char *doc_column, Datum doc, bool isnu
 		report_bad_ttl(rel, v);
 }
 
-static inline bool
-key_is(const JsonbValue *key, const char *name, int len)
+/*
+ * Build the stamped document by splicing the binary form: copy every root
+ * key and value of the input as raw bytes, drop a client-sent "_ts", insert
+ * "_ts" = now at its sorted place, and rewrite only the root's JEntry array.
+ * Nested containers are never decoded (pushJsonbValue would unpack and
+ * re-encode all of them), which makes stamping cost O(root keys + bytes).
+ *
+ * The layout (utils/jsonb.h): header, 2n JEntries (n keys in sorted order,
+ * then their n values), then key bytes, then value bytes.  Numerics and
+ * containers start INTALIGN'ed and their padding counts in the length of
+ * the entry; every JB_OFFSET_STRIDE'th JEntry holds an end offset instead
+ * of a length.  The root "ttl" is validated on the way.
+ */
+static int
+ts_key_compare(const char *key, uint32 len)
 {
-	return key->val.string.len == len &&
-		memcmp(key->val.string.val, name, len) == 0;
+	/* jsonb key order: shorter first, then bytewise */
+	if (len != 3)
+		return (len < 3) ? -1 : 1;
+	return memcmp(key, "_ts", 3);
 }
 
-/*
- * Copy the root object, dropping any client-sent "_ts", checking "ttl" on
- * the way, and append "_ts" = now.  Keys are re-sorted by pushJsonbValue.
- */
+typedef struct SpliceEntry
+{
+	const char *data;			/* raw bytes, without alignment padding */
+	uint32		len;
+	uint32		type;			/* JENTRY_IS* */
+} SpliceEntry;
+
+static SpliceEntry
+source_entry(JsonbContainer *root, int index, const char *base)
+{
+	SpliceEntry e;
+	uint32		off = getJsonbOffset(root, index);
+	uint32		len = getJsonbLength(root, index);
+	uint32		type = root->children[index] & JENTRY_TYPEMASK;
+
+	if (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER)
+	{
+		/* skip the padding that aligned it in the source */
+		len -= INTALIGN(off) - off;
+		off = INTALIGN(off);
+	}
+	e.data = base + off;
+	e.len = len;
+	e.type = type;
+	return e;
+}
+
+static void
+report_bad_root_ttl(Relation rel, Jsonb *doc)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(&doc->root, "ttl", 3, &buf);
+
+	report_bad_ttl(rel, v);
+}
+
 static Jsonb *
 stamp_document(Relation rel, Jsonb *doc, int64 now_seconds)
 {
-	JsonbParseState *state = NULL;
-	JsonbIterator *it = JsonbIteratorInit(&doc->root);
-	JsonbIteratorToken tok;
-	JsonbValue	v;
-	JsonbValue	key;
-	JsonbValue *result;
-	bool		skip_value = false;
-	bool		is_ttl = false;
-	int32		ttl;
+	JsonbContainer *root = &doc->root;
+	int			n = JsonContainerSize(root);
+	const char *base = (const char *) &root->children[2 * n];
+	Numeric		ts_value = int64_to_numeric(now_seconds);
+	SpliceEntry *keys;
+	SpliceEntry *values;
+	int			m = 0;
+	int			i;
+	int			j;
+	bool		ts_placed = false;
+	Size		size;
+	Jsonb	   *result;
+	JEntry	   *entries;
+	char	   *out;
+	char	   *data;
+	uint32		total;
 
-	tok = JsonbIteratorNext(&it, &v, true);
-	Assert(tok == WJB_BEGIN_OBJECT);
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	keys = palloc(sizeof(SpliceEntry) * (n + 1));
+	values = palloc(sizeof(SpliceEntry) * (n + 1));
+	for (i = 0; i < n; i++)
 	{
-		if (tok == WJB_KEY)
+		SpliceEntry key = source_entry(root, i, base);
+		SpliceEntry value = source_entry(root, i + n, base);
+		int			cmp = ts_key_compare(key.data, key.len);
+
+		if (cmp == 0)
+			continue;			/* a client-sent _ts never survives */
+		if (key.len == 3 && memcmp(key.data, "ttl", 3) == 0)
 		{
-			skip_value = key_is(&v, "_ts", 3);
-			is_ttl = key_is(&v, "ttl", 3);
-			if (!skip_value)
-				pushJsonbValue(&state, WJB_KEY, &v);
+			int64		ttl;
+
+			if (value.type != JENTRY_ISNUMERIC ||
+				!ttl_numeric_to_int64((Numeric) value.data, &ttl) ||
+				!(ttl == -1 || (ttl >= 1 && ttl <= PG_INT32_MAX)))
+				report_bad_root_ttl(rel, doc);
 		}
-		else if (tok == WJB_VALUE)
+		if (!ts_placed && cmp > 0)
 		{
-			if (is_ttl && ttl_item_ttl_value(&v, &ttl) != TTL_ITEM_VALID)
-				report_bad_ttl(rel, &v);
-			if (!skip_value)
-				pushJsonbValue(&state, WJB_VALUE, &v);
+			keys[m].data = "_ts";
+			keys[m].len = 3;
+			keys[m].type = JENTRY_ISSTRING;
+			values[m].data = (const char *) ts_value;
+			values[m].len = VARSIZE(ts_value);
+			values[m].type = JENTRY_ISNUMERIC;
+			m++;
+			ts_placed = true;
 		}
-		else if (tok == WJB_END_OBJECT)
-			break;
+		keys[m] = key;
+		values[m] = value;
+		m++;
+	}
+	if (!ts_placed)
+	{
+		keys[m].data = "_ts";
+		keys[m].len = 3;
+		keys[m].type = JENTRY_ISSTRING;
+		values[m].data = (const char *) ts_value;
+		values[m].len = VARSIZE(ts_value);
+		values[m].type = JENTRY_ISNUMERIC;
+		m++;
 	}
 
-	key.type = jbvString;
-	key.val.string.val = "_ts";
-	key.val.string.len = 3;
-	pushJsonbValue(&state, WJB_KEY, &key);
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(now_seconds);
-	pushJsonbValue(&state, WJB_VALUE, &v);
-	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(result);
+	/* upper bound: every value may need up to 3 bytes of padding */
+	size = VARHDRSZ + sizeof(uint32) + 2 * m * sizeof(JEntry);
+	for (i = 0; i < m; i++)
+		size += keys[i].len + values[i].len + 3;
+	result = palloc(size);
+	result->root.header = JB_FOBJECT | m;
+	entries = result->root.children;
+	data = (char *) &entries[2 * m];
+	out = data;
+	total = 0;
+	for (j = 0; j < 2 * m; j++)
+	{
+		SpliceEntry *e = (j < m) ? &keys[j] : &values[j - m];
+		uint32		start = total;
+
+		if (e->type == JENTRY_ISNUMERIC || e->type == JENTRY_ISCONTAINER)
+		{
+			/* data starts 4-aligned within the palloc'd varlena */
+			while ((out - (char *) result) % sizeof(int32) != 0)
+			{
+				*out++ = '\0';
+				total++;
+			}
+		}
+		memcpy(out, e->data, e->len);
+		out += e->len;
+		total += e->len;
+		if (total > JENTRY_OFFLENMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("stamped document of container \"%s\" exceeds the maximum jsonb size",
+							container_name(rel))));
+		if (j % JB_OFFSET_STRIDE == 0)
+			entries[j] = e->type | JENTRY_HAS_OFF | total;
+		else
+			entries[j] = e->type | (total - start);
+	}
+	SET_VARSIZE(result, out - (char *) result);
+	pfree(keys);
+	pfree(values);
+	return result;
 }
 
 PG_FUNCTION_INFO_V1(ttl_stamp);
