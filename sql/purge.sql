@@ -135,5 +135,21 @@ SELECT expired_backlog FROM ttl.stats WHERE container = 'b'::regclass;
 DROP TABLE b CASCADE;
 
 -- scheduling needs pg_cron in this database, and says how to get it
-SELECT ttl.schedule_purge();
-SELECT ttl.unschedule_purge();
+DO $$
+BEGIN
+    PERFORM ttl.schedule_purge();
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+    DECLARE
+        hint text;
+    BEGIN
+        GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+        RAISE NOTICE '%: %', SQLSTATE, regexp_replace(SQLERRM, '".*"', '"<this database>"');
+        RAISE NOTICE 'hint: %', hint;
+    END;
+END $$;
+DO $$
+BEGIN
+    PERFORM ttl.unschedule_purge();
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+    RAISE NOTICE '%: %', SQLSTATE, regexp_replace(SQLERRM, '".*"', '"<this database>"');
+END $$;
