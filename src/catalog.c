@@ -333,6 +333,17 @@ ttl_try_lock_container(Oid relid)
 	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
+/* The container argument of a registry function; NULL is an error. */
+static Oid
+container_arg(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("container must not be null")));
+	return PG_GETARG_OID(0);
+}
+
 /*
  * ttl._register(container, default_ttl, doc_column): the checks of
  * ttl.enable() and the registry row.  ttl.enable() creates the objects.
@@ -351,15 +362,11 @@ ttl_register(PG_FUNCTION_ARGS)
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("container must not be null")));
+	relid = container_arg(fcinfo);
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("doc_column must not be null")));
-	relid = PG_GETARG_OID(0);
 	doc_column = NameStr(*PG_GETARG_NAME(2));
 
 	relkind = get_rel_relkind(relid);
@@ -460,11 +467,7 @@ ttl_set_default_ttl(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("container must not be null")));
-	relid = PG_GETARG_OID(0);
+	relid = container_arg(fcinfo);
 	(void) require_container(relid);
 	if (!PG_ARGISNULL(1))
 		check_default_ttl(relid, PG_GETARG_INT32(1));
@@ -488,11 +491,7 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 	Oid			argtypes[2] = {OIDOID, BOOLOID};
 	Datum		values[2];
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("container must not be null")));
-	relid = PG_GETARG_OID(0);
+	relid = container_arg(fcinfo);
 	(void) require_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = BoolGetDatum(paused);

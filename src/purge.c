@@ -345,7 +345,7 @@ ttl_cost_sleep(void)
 
 /* The due containers of the database, for a round. */
 static List *
-list_due_containers(bool all_owners, bool include_paused)
+list_due_containers(bool all_owners)
 {
 	List	   *result = NIL;
 	uint64		i;
@@ -380,90 +380,99 @@ activity_text(PurgeCursor *cur)
 					name ? name : "?", (long long) cur->deleted);
 }
 
-/* Record a container's failure; a failure to record is only logged. */
-static void
-record_error_quietly(Oid relid, const char *message, MemoryContext round_cxt)
+/*
+ * Run fn(arg) in a subtransaction.  NULL when it succeeded; otherwise the
+ * subtransaction is rolled back and the error, copied into err_cxt, is
+ * returned instead of thrown, so one container's failure stays its own.
+ */
+static ErrorData *
+run_in_subtransaction(void (*fn) (void *arg), void *arg, MemoryContext err_cxt)
 {
 	ResourceOwner oldowner = CurrentResourceOwner;
 	MemoryContext oldcxt = CurrentMemoryContext;
+	ErrorData  *edata = NULL;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcxt);
 	PG_TRY();
 	{
-		ttl_record_purge(relid, 0, message);
+		fn(arg);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(round_cxt);
+		MemoryContextSwitchTo(err_cxt);
 		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		ereport(LOG,
-				(errmsg("could not record ttl purge error: %s", edata->message)));
-		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 	CurrentResourceOwner = oldowner;
+	return edata;
+}
+
+/* One batch of one container as its owner; see round_batch(). */
+static void
+owner_batch(void *arg)
+{
+	PurgeCursor *cur = (PurgeCursor *) arg;
+	TtlUserContext ctx;
+	int64		deleted;
+
+	ttl_become_user(cur->owner, &ctx);
+	/* deferred constraint triggers fire now, as the owner, not at commit */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
+	SPI_finish();
+	deleted = purge_batch(cur, ttl_batch_size);
+	ttl_restore_user(&ctx);
+	if (deleted > 0)
+		ttl_record_purge(cur->relid, deleted, NULL);
+}
+
+typedef struct FailedBatch
+{
+	Oid			relid;
+	const char *message;
+} FailedBatch;
+
+static void
+record_failure(void *arg)
+{
+	FailedBatch *failed = (FailedBatch *) arg;
+
+	ttl_record_purge(failed->relid, 0, failed->message);
 }
 
 /*
  * One batch of one container in a subtransaction, as its owner.  A failure
- * is recorded for that container and ends its round; it never escapes.
+ * is logged and recorded for that container and ends its round; it never
+ * escapes (a failure to record it is only logged).
  */
 static void
 round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 {
-	ResourceOwner oldowner = CurrentResourceOwner;
-	MemoryContext oldcxt = CurrentMemoryContext;
-	TtlUserContext ctx;
+	ErrorData  *edata = run_in_subtransaction(owner_batch, cur, round_cxt);
+	ErrorData  *record_error;
+	FailedBatch failed;
+	char	   *name;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		int64		deleted;
-
-		ttl_become_user(cur->owner, &ctx);
-		/* deferred constraint triggers fire now, as the owner, not at commit */
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
-		SPI_finish();
-		deleted = purge_batch(cur, ttl_batch_size);
-		ttl_restore_user(&ctx);
-		if (deleted > 0)
-			ttl_record_purge(cur->relid, deleted, NULL);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(round_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-
-		cur->kind = PURGE_DONE;
-		cur->error = edata->message;
-		ereport(WARNING,
-				(errmsg("ttl purge of \"%s\" failed: %s",
-						get_rel_name(cur->relid) ? get_rel_name(cur->relid) : "?",
-						edata->message),
-				 errdetail("The container is skipped until the next round.")));
-		record_error_quietly(cur->relid, edata->message, round_cxt);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	if (edata == NULL)
+		return;
+	cur->kind = PURGE_DONE;
+	cur->error = edata->message;
+	name = get_rel_name(cur->relid);
+	ereport(WARNING,
+			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", edata->message),
+			 errdetail("The container is skipped until the next round.")));
+	failed.relid = cur->relid;
+	failed.message = edata->message;
+	record_error = run_in_subtransaction(record_failure, &failed, round_cxt);
+	if (record_error != NULL)
+		ereport(LOG,
+				(errmsg("could not record ttl purge error: %s", record_error->message)));
 }
 
 /*
@@ -474,7 +483,7 @@ int64
 ttl_purge_round(TtlRoundOps *ops)
 {
 	MemoryContext round_cxt;
-	MemoryContext oldcxt;
+	MemoryContext caller_cxt;
 	List	   *relids;
 	PurgeCursor *cursors;
 	int			ncursors;
@@ -486,21 +495,22 @@ ttl_purge_round(TtlRoundOps *ops)
 
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
 									  ALLOCSET_DEFAULT_SIZES);
-	oldcxt = MemoryContextSwitchTo(round_cxt);
-	relids = list_due_containers(ops->all_owners, false);
-	ncursors = list_length(relids);
-	cursors = palloc0(sizeof(PurgeCursor) * Max(ncursors, 1));
-	i = 0;
-	foreach(lc, relids)
-	{
-		Oid			relid = lfirst_oid(lc);
-
-		cursor_init(&cursors[i++], relid, ttl_table_owner(relid), now_seconds);
-	}
-	MemoryContextSwitchTo(oldcxt);
-
+	caller_cxt = CurrentMemoryContext;
 	PG_TRY();
 	{
+		MemoryContextSwitchTo(round_cxt);
+		relids = list_due_containers(ops->all_owners);
+		ncursors = list_length(relids);
+		cursors = palloc0(sizeof(PurgeCursor) * Max(ncursors, 1));
+		i = 0;
+		foreach(lc, relids)
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			cursor_init(&cursors[i++], relid, ttl_table_owner(relid), now_seconds);
+		}
+		MemoryContextSwitchTo(caller_cxt);
+
 		ttl_cost_begin();
 		active = ncursors;
 		while (active > 0)
@@ -526,15 +536,15 @@ ttl_purge_round(TtlRoundOps *ops)
 					active++;
 			}
 		}
-		ttl_cost_end();
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
 		ttl_cost_end();
-		PG_RE_THROW();
+		if (CurrentMemoryContext == round_cxt)
+			MemoryContextSwitchTo(caller_cxt);
+		MemoryContextDelete(round_cxt);
 	}
 	PG_END_TRY();
-	MemoryContextDelete(round_cxt);
 	return total;
 }
 
@@ -564,7 +574,7 @@ ttl_purge(PG_FUNCTION_ARGS)
 		relids = list_make1_oid(relid);
 	}
 	else
-		relids = list_due_containers(false, false);
+		relids = list_due_containers(false);
 
 	foreach(lc, relids)
 	{

@@ -144,6 +144,18 @@ source_entry(JsonbContainer *root, int index, const char *base)
 }
 
 static void
+add_ts_entry(SpliceEntry *keys, SpliceEntry *values, int *m, Numeric ts_value)
+{
+	keys[*m].data = "_ts";
+	keys[*m].len = 3;
+	keys[*m].type = JENTRY_ISSTRING;
+	values[*m].data = (const char *) ts_value;
+	values[*m].len = VARSIZE(ts_value);
+	values[*m].type = JENTRY_ISNUMERIC;
+	(*m)++;
+}
+
+static void
 report_bad_root_ttl(Relation rel, Jsonb *doc)
 {
 	JsonbValue	buf;
@@ -193,13 +205,7 @@ stamp_document(Relation rel, Jsonb *doc, int64 now_seconds)
 		}
 		if (!ts_placed && cmp > 0)
 		{
-			keys[m].data = "_ts";
-			keys[m].len = 3;
-			keys[m].type = JENTRY_ISSTRING;
-			values[m].data = (const char *) ts_value;
-			values[m].len = VARSIZE(ts_value);
-			values[m].type = JENTRY_ISNUMERIC;
-			m++;
+			add_ts_entry(keys, values, &m, ts_value);
 			ts_placed = true;
 		}
 		keys[m] = key;
@@ -207,15 +213,7 @@ stamp_document(Relation rel, Jsonb *doc, int64 now_seconds)
 		m++;
 	}
 	if (!ts_placed)
-	{
-		keys[m].data = "_ts";
-		keys[m].len = 3;
-		keys[m].type = JENTRY_ISSTRING;
-		values[m].data = (const char *) ts_value;
-		values[m].len = VARSIZE(ts_value);
-		values[m].type = JENTRY_ISNUMERIC;
-		m++;
-	}
+		add_ts_entry(keys, values, &m, ts_value);
 
 	/* upper bound: every value may need up to 3 bytes of padding */
 	size = VARHDRSZ + sizeof(uint32) + 2 * m * sizeof(JEntry);
