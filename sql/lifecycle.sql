@@ -91,6 +91,25 @@ SELECT ttl.disable('f');
 SELECT ttl_objects('f');
 
 DROP TABLE f;
+
+-- a partitioned table is a container like any other
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+CREATE TABLE part (tenant int, id int, doc jsonb NOT NULL, PRIMARY KEY (tenant, id))
+    PARTITION BY LIST (tenant);
+CREATE TABLE part_1 PARTITION OF part FOR VALUES IN (1);
+CREATE TABLE part_2 PARTITION OF part FOR VALUES IN (2);
+SELECT ttl.enable('part', 60);
+INSERT INTO part VALUES (1, 1, '{}'), (1, 2, '{"ttl": -1}'), (2, 1, '{"ttl": 10}'), (2, 2, '{}');
+SELECT tableoid::regclass, id, doc FROM part ORDER BY 1, 2;
+SET ttl.now_override = '2026-01-01 00:00:30+00';
+SELECT tenant, id FROM part_live ORDER BY 1, 2;
+SET ttl.now_override = '2026-01-01 00:01:00+00';
+SELECT ttl.purge('part');
+SELECT tenant, id FROM part ORDER BY 1, 2;
+SELECT ttl.disable('part');
+SELECT count(*) AS purge_indexes_left FROM pg_class WHERE relkind IN ('i', 'I')
+   AND obj_description(oid, 'pg_class') = 'ttl purge index';
+DROP TABLE part;
 DROP SEQUENCE e_seq;
 DROP SCHEMA application;
 DROP FUNCTION ttl_objects(regclass);

@@ -81,7 +81,7 @@ $$;
 -- ---------------------------------------------------------------------------
 -- The hand-written peer.
 -- ---------------------------------------------------------------------------
-CREATE TABLE bench.peer_cfg (tbl regclass PRIMARY KEY, default_ttl integer);
+CREATE TABLE bench.peer_cfg (relid regclass PRIMARY KEY, dflt integer);
 
 -- BEFORE INSERT OR UPDATE: validate the root ttl, stamp _ts.
 CREATE FUNCTION bench.peer_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -123,7 +123,7 @@ DECLARE
     nm text := (SELECT relname FROM pg_class WHERE oid = tbl);
 BEGIN
     INSERT INTO bench.peer_cfg VALUES (tbl, default_ttl)
-        ON CONFLICT (tbl) DO UPDATE SET default_ttl = EXCLUDED.default_ttl;
+        ON CONFLICT (relid) DO UPDATE SET dflt = EXCLUDED.dflt;
     IF with_trigger THEN
         EXECUTE format('CREATE TRIGGER peer_stamp BEFORE INSERT OR UPDATE ON %s'
                        ' FOR EACH ROW EXECUTE FUNCTION bench.peer_stamp()', tbl);
@@ -140,8 +140,8 @@ BEGIN
         EXECUTE format($v$
             CREATE VIEW %I WITH (security_barrier) AS
             WITH s AS MATERIALIZED (
-                SELECT c.default_ttl AS d, extract(epoch FROM now())::bigint AS now_s
-                  FROM bench.peer_cfg c WHERE c.tbl = %L::regclass)
+                SELECT c.dflt AS d, extract(epoch FROM now())::bigint AS now_s
+                  FROM bench.peer_cfg c WHERE c.relid = %L::regclass)
             SELECT t.* FROM %s t
              WHERE (SELECT s.d FROM s) IS NULL
                 OR coalesce((t.doc ->> 'ttl')::integer, (SELECT s.d FROM s)) <= 0
