@@ -10,8 +10,8 @@ DO $$
 BEGIN
     FOR s IN 0..299 LOOP
         PERFORM set_config('ttl.now_override',
-                           to_char(timestamptz '2026-01-01 00:00:00+00' + s * interval '1 second',
-                                   'YYYY-MM-DD HH24:MI:SS+00'), true);
+                           to_char((timestamptz '2026-01-01 00:00:00+00' + s * interval '1 second')
+                                   AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'), true);
         INSERT INTO p
         SELECT s * 10 + g,
                CASE WHEN g % 3 = 0 THEN jsonb_build_object('n', g, 'ttl', 50 + g)
@@ -50,9 +50,10 @@ SELECT expired_count() AS expired, live_count() AS live;
 SELECT ttl.purge('p', 250);
 SELECT expired_count() AS expired, live_count() AS live;
 SELECT ttl.purge('p', 0);
--- small batches resume by key and still find every expired item
+-- small committed batches (the procedure and the worker) resume by key and
+-- still find every expired item
 SET ttl.batch_size = 7;
-SELECT ttl.purge('p');
+CALL ttl.run_purge();
 SELECT expired_count() AS expired, live_count() AS live;
 RESET ttl.batch_size;
 SELECT container, rows_purged, last_purge_at, last_error FROM ttl.stats;

@@ -153,8 +153,9 @@ spi_int64(int row, int col, bool *isnull)
 
 /*
  * One batch of one container in the current transaction, as the current
- * user (the caller switches to the owner).  Returns rows deleted; advances
- * the cursor, setting kind = PURGE_DONE when nothing is left, or busy.
+ * user (the caller switches to the owner), of at most limit rows (< 0: no
+ * limit).  Returns rows deleted; advances the cursor, setting kind =
+ * PURGE_DONE when nothing is left, or busy.
  */
 static int64
 purge_batch(PurgeCursor *cur, int64 limit)
@@ -230,7 +231,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	values[2] = Int64GetDatum(limit);
 	guc_level = NewGUCNestLevel();
 	set_purge_plan_options();
-	if (SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(sql, 3, argtypes, values, limit < 0 ? "  n" : NULL,
+							  false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
 	found = spi_int64(0, 1, &isnull);
@@ -238,7 +240,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	last_key = spi_int64(0, 3, &isnull);
 	SPI_finish();
 
-	if (found < limit)
+	if (limit < 0 || found < limit)
 	{
 		/* this key range is exhausted: next index, or done */
 		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
@@ -290,13 +292,17 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 
 	cursor_init(&cur, relid, owner, ttl_current_unix_seconds());
 	ttl_become_user(owner, &ctx);
+
+	/*
+	 * One statement per purge index, not batches: within one transaction a
+	 * later batch would walk again over the entries of rows an earlier one
+	 * deleted (not yet dead to anyone else), which is quadratic when many
+	 * rows share a key.  Batching pays off only with a commit in between
+	 * (ttl_purge_round).
+	 */
 	while (cur.kind != PURGE_DONE && (max_rows < 0 || cur.deleted < max_rows))
 	{
-		int64		limit = ttl_batch_size;
-
-		if (max_rows >= 0 && max_rows - cur.deleted < limit)
-			limit = max_rows - cur.deleted;
-		(void) purge_batch(&cur, limit);
+		(void) purge_batch(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
