@@ -187,6 +187,71 @@ ttl_jsonb_value_text(const JsonbValue *v)
 }
 
 /*
+ * Read the root "_ts" and "ttl" in one short pass.  jsonb sorts keys by
+ * length, then bytes, so the 3-byte keys come right after the few 1- and
+ * 2-byte ones: walking the key entries from the start (summing lengths, no
+ * binary search, no repeated offset look-ups) reaches both at once.  This
+ * is the per-row work of the view's filter.
+ */
+static void
+doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int32 *ttl)
+{
+	JsonbContainer *c = &doc->root;
+	int			count;
+	const char *base;
+	uint32		off = 0;
+	int			i;
+
+	*has_ts = false;
+	*item = TTL_ITEM_ABSENT;
+	if (!JB_ROOT_IS_OBJECT(doc))
+		return;
+	count = JsonContainerSize(c);
+	base = (const char *) &c->children[2 * count];
+
+	for (i = 0; i < count; i++)
+	{
+		JEntry		je = c->children[i];
+		uint32		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
+		const char *key = base + off;
+		int			vindex;
+		int64		n;
+
+		if (end - off > 3)
+			break;				/* past the 3-byte keys */
+		off = end;
+		if (end - (key - base) != 3 ||
+			(memcmp(key, "_ts", 3) != 0 && memcmp(key, "ttl", 3) != 0))
+			continue;
+		vindex = i + count;
+		if (!JBE_ISNUMERIC(c->children[vindex]))
+		{
+			if (key[0] == 't')
+				*item = TTL_ITEM_INVALID;
+			continue;
+		}
+		if (!ttl_numeric_to_int64((Numeric) (base + INTALIGN(getJsonbOffset(c, vindex))), &n))
+		{
+			if (key[0] == 't')
+				*item = TTL_ITEM_INVALID;
+			continue;
+		}
+		if (key[0] == '_')
+		{
+			*has_ts = true;
+			*ts = n;
+		}
+		else if (n == -1 || (n >= 1 && n <= PG_INT32_MAX))
+		{
+			*item = TTL_ITEM_VALID;
+			*ttl = (int32) n;
+		}
+		else
+			*item = TTL_ITEM_INVALID;
+	}
+}
+
+/*
  * The item's expiry second (_ts + effective ttl) when it expires at all.
  * Invalid item ttls count as absent: the filter must never raise.
  */
@@ -194,14 +259,18 @@ static bool
 doc_expiry_second(Jsonb *doc, bool default_is_null, int32 default_ttl,
 				  int64 *expiry)
 {
+	bool		has_ts;
 	int64		ts;
-	int32		item_ttl;
+	TtlItemState item;
+	int32		item_ttl = 0;
 	int32		effective;
 
-	if (default_is_null || !ttl_doc_ts(doc, &ts))
+	if (default_is_null)
 		return false;
-	effective = (ttl_doc_item_ttl(doc, &item_ttl) == TTL_ITEM_VALID) ?
-		item_ttl : default_ttl;
+	doc_ts_and_ttl(doc, &has_ts, &ts, &item, &item_ttl);
+	if (!has_ts)
+		return false;
+	effective = (item == TTL_ITEM_VALID) ? item_ttl : default_ttl;
 	if (effective <= 0)
 		return false;
 	return !pg_add_s64_overflow(ts, effective, expiry);
