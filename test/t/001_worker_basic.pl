@@ -1,6 +1,3 @@
-
-# Copyright: the ttl project.
-#
 # The background purge with no configuration at all: a launcher, one worker
 # per database that has the extension, items that carry "ttl": 1 purged in
 # every such database, survivors (own ttl -1, long default) kept, ttl.stats

@@ -1,18 +1,14 @@
-
-# Copyright: the ttl project.
-#
 # The background purge runs as the table's owner, never as the superuser
 # the worker connects as: plain and deferred DELETE triggers see the owner,
 # a trigger that tries to escalate fails (recorded in ttl.stats, other
 # containers go on), a table locked by someone else is skipped rather than
-# waited on, DROP TABLE under the worker's feet does not hurt it, and
-# DROP DATABASE of a database with a running worker succeeds at once.
+# waited on, and DROP TABLE under the worker's feet does not hurt it.
+# (DROP DATABASE: 005_drop_database.pl.)
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time);
 
 my $node = PostgreSQL::Test::Cluster->new('security');
 $node->init;
@@ -209,72 +205,6 @@ ok($node->poll_query_until('db1', 'SELECT count(*) FROM app.c3', '1'),
 	'worker still purges after DROP TABLE of a container it was purging');
 is(worker_pid('db1'), $pid_before, 'same worker: it did not die');
 ok(!$node->log_contains('terminated by signal|PANIC|TRAP:|server process .* exited with exit code [1-9]'),
-	'no crash in the server log');
-
-# -------------------------------------------------------------------------
-# a DROP DATABASE refused for lack of privilege must not stop the worker of
-# that database (nor must any role be able to signal it that way)
-my $db1_worker = worker_pid('db1');
-my $log_offset = -s $node->logfile;
-my ($rc, $out, $err) = $node->psql('postgres', 'SET ROLE alice; DROP DATABASE db1');
-like($err, qr/must be owner of database/, 'alice may not drop db1');
-is(worker_pid('db1'), $db1_worker,
-	'a refused DROP DATABASE leaves the worker of that database alone');
-ok( !$node->log_contains(
-		qr/terminating background worker "ttl worker" due to administrator command/,
-		$log_offset),
-	'the worker was not terminated by the refused DROP DATABASE');
-
-# -------------------------------------------------------------------------
-# DROP DATABASE of a database whose worker has been running for a while
-# (as in real life: longer than ttl.naptime), idle and then mid-batch
-my $launcher_pid = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'ttl launcher'");
-for my $case (['dropidle', 0], ['dropbusy', 1])
-{
-	my ($db, $busy) = @$case;
-	my $what = $busy ? 'mid-batch' : 'idle';
-	$node->safe_psql('postgres', "CREATE DATABASE $db");
-	$node->safe_psql($db, q{
-CREATE EXTENSION ttl;
-CREATE TABLE d (id int PRIMARY KEY, doc jsonb NOT NULL);
-SELECT ttl.enable('d', -1);
-CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN PERFORM pg_catalog.pg_sleep(0.005); RETURN OLD; END $$;
-CREATE TRIGGER d_slow BEFORE DELETE ON d FOR EACH ROW EXECUTE FUNCTION public.slow();
-});
-	$node->poll_query_until('postgres',
-		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker'"
-		  . " AND datname = '$db' AND backend_start < now() - interval '2 s'", '1')
-	  or die "no lasting worker in $db";
-	if ($busy)
-	{
-		$node->safe_psql($db,
-			q{INSERT INTO d SELECT g, '{"ttl": 1}' FROM generate_series(1, 2000) g});
-		$node->poll_query_until('postgres',
-			"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker'"
-			  . " AND datname = '$db' AND query ~ '^ttl purge of d: [1-9]'", '1')
-		  or die "worker of $db not busy";
-	}
-	my $t0 = time;
-	($rc, $out, $err) = $node->psql('postgres', "DROP DATABASE $db");
-	my $elapsed = time - $t0;
-	is($rc, 0, "DROP DATABASE with a $what worker succeeds") or diag $err;
-	unlike($err, qr/being accessed by other users/,
-		"DROP DATABASE with a $what worker: no 'being accessed' error");
-	cmp_ok($elapsed, '<', 5, "DROP DATABASE with a $what worker is prompt");
-	is( $node->safe_psql('postgres',
-			"SELECT count(*) FROM pg_database WHERE datname = '$db'"),
-		'0', "database with a $what worker is gone");
-}
-is( $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'ttl launcher'"),
-	$launcher_pid, 'the launcher survives');
-$node->safe_psql('db1',
-	q{INSERT INTO app.c3 SELECT g, '{"ttl": 1}' FROM generate_series(200, 230) g});
-ok($node->poll_query_until('db1', 'SELECT count(*) FROM app.c3', '1'),
-	'the other database is still purged after the drops');
-ok(!$node->log_contains('terminated by signal|PANIC|TRAP:'),
 	'no crash in the server log');
 
 $node->stop;

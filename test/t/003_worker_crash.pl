@@ -1,6 +1,3 @@
-
-# Copyright: the ttl project.
-#
 # The purge worker is killed with SIGKILL in the middle of a batch: the
 # postmaster goes through crash recovery, the launcher and a worker come
 # back, no partial batch is left behind (whole batches only, statistics

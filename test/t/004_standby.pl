@@ -1,6 +1,3 @@
-
-# Copyright: the ttl project.
-#
 # A hot standby never purges (no launcher, no worker), but hides expired
 # items, since hiding only reads the clock; once promoted, it starts its
 # launcher and worker and purges what expired.

@@ -1,0 +1,68 @@
+# Database-level commands that, like DROP DATABASE, need a database nobody
+# is connected to: the persistent purge worker of a database with the
+# extension makes them fail with "is being accessed by other users".
+# The contract does not promise them, and the extension only handles DROP
+# DATABASE, so these checks are marked TODO: they document the limitation
+# and start passing (prove reports "unexpectedly succeeded") once it is
+# lifted.  The same commands on a database without the extension must work.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('dbddl');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'ttl'
+ttl.naptime = 1
+});
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE DATABASE withttl');
+$node->safe_psql('postgres', 'CREATE DATABASE plain');
+$node->safe_psql('withttl', q{
+CREATE EXTENSION ttl;
+CREATE TABLE c (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('c', -1);
+INSERT INTO c VALUES (1, '{"ttl": -1}');
+});
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker'"
+		  . " AND datname = 'withttl' AND backend_start < now() - interval '2 s'", '1'),
+	'the worker of withttl runs');
+
+# without the extension, no worker gets in the way (workers for such a
+# database exit at once)
+my ($rc, $out, $err) =
+  $node->psql('postgres', 'CREATE DATABASE plaincopy TEMPLATE plain');
+is($rc, 0, 'CREATE DATABASE ... TEMPLATE of a database without ttl') or diag $err;
+($rc, $out, $err) = $node->psql('postgres', 'ALTER DATABASE plain RENAME TO plain2');
+is($rc, 0, 'ALTER DATABASE RENAME of a database without ttl') or diag $err;
+
+TODO:
+{
+	local $TODO = 'the persistent ttl worker blocks commands that need an unused database';
+
+	($rc, $out, $err) =
+	  $node->psql('postgres', 'CREATE DATABASE ttlcopy TEMPLATE withttl');
+	is($rc, 0, 'CREATE DATABASE ... TEMPLATE of a database with ttl') or diag $err;
+	unlike($err, qr/being accessed by other users/,
+		'TEMPLATE: no "being accessed" error');
+
+	($rc, $out, $err) =
+	  $node->psql('postgres', 'ALTER DATABASE withttl RENAME TO withttl2');
+	is($rc, 0, 'ALTER DATABASE RENAME of a database with ttl') or diag $err;
+	unlike($err, qr/being accessed by other users/,
+		'RENAME: no "being accessed" error');
+}
+
+# whatever happened, the database with ttl is still served
+my $db = $node->safe_psql('postgres',
+	"SELECT datname FROM pg_database WHERE datname LIKE 'withttl%' ORDER BY 1 LIMIT 1");
+$node->safe_psql($db, q{INSERT INTO c SELECT g, '{"ttl": 1}' FROM generate_series(2, 20) g});
+ok($node->poll_query_until($db, 'SELECT count(*) FROM c', '1'),
+	"database $db still purged");
+
+$node->stop;
+done_testing();
