@@ -4,8 +4,13 @@
  *		worker (worker.c) per database, and the shared memory that lets
  *		DROP DATABASE stop that worker first.
  *
- * Locking: TtlShared->mutex (a spinlock) guards the slot array; a slot is
- * claimed by a worker at start and released by its exit callback.  The
+ * Locking: TtlShared->mutex (a spinlock) guards the slot array and the
+ * list of blocked databases.  A slot is claimed by a worker at start and
+ * released by its exit callback.  A backend about to run DROP DATABASE,
+ * ALTER DATABASE ... RENAME or CREATE DATABASE ... TEMPLATE blocks that
+ * database for the duration of the command (no worker may start there),
+ * stops its worker and waits for it, so the command never finds our
+ * worker connected; the block is lifted when the command ends.  The
  * launcher holds no locks while it sleeps; it reads pg_database in a short
  * transaction each round.  It starts only once recovery has finished, so a
  * hot standby never purges, and a promoted one starts.
@@ -19,6 +24,9 @@
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
+#include "commands/defrem.h"
+#include "access/xact.h"
+#include "utils/acl.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -41,9 +49,18 @@ typedef struct TtlWorkerSlot
 	pid_t		pid;
 } TtlWorkerSlot;
 
+#define TTL_MAX_BLOCKED 16
+
+typedef struct TtlBlockedDatabase
+{
+	Oid			dboid;
+	pid_t		by_pid;			/* the backend running the command */
+} TtlBlockedDatabase;
+
 typedef struct TtlShared
 {
 	slock_t		mutex;
+	TtlBlockedDatabase blocked[TTL_MAX_BLOCKED];
 	int			nslots;
 	TtlWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } TtlShared;
@@ -87,6 +104,7 @@ ttl_shmem_startup(void)
 	if (!found)
 	{
 		SpinLockInit(&ttl_shared->mutex);
+		memset(ttl_shared->blocked, 0, sizeof(ttl_shared->blocked));
 		ttl_shared->nslots = max_worker_processes;
 		memset(ttl_shared->slots, 0, sizeof(TtlWorkerSlot) * max_worker_processes);
 	}
@@ -104,7 +122,37 @@ release_worker_slot(int code, Datum arg)
 	SpinLockRelease(&ttl_shared->mutex);
 }
 
-/* Called by a worker: record that it serves this database. */
+/* Whether a command blocks workers for this database; caller holds mutex. */
+static bool
+database_blocked_locked(Oid dboid)
+{
+	int			i;
+
+	for (i = 0; i < TTL_MAX_BLOCKED; i++)
+	{
+		TtlBlockedDatabase *b = &ttl_shared->blocked[i];
+
+		if (b->dboid == dboid && b->by_pid != 0)
+			return true;
+	}
+	return false;
+}
+
+static bool
+database_blocked(Oid dboid)
+{
+	bool		blocked;
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	blocked = database_blocked_locked(dboid);
+	SpinLockRelease(&ttl_shared->mutex);
+	return blocked;
+}
+
+/*
+ * Called by a worker: record that it serves this database.  False when
+ * another worker serves it already, or a command has blocked it.
+ */
 bool
 ttl_claim_worker_slot(Oid dboid)
 {
@@ -112,6 +160,11 @@ ttl_claim_worker_slot(Oid dboid)
 	int			free_slot = -1;
 
 	SpinLockAcquire(&ttl_shared->mutex);
+	if (database_blocked_locked(dboid))
+	{
+		SpinLockRelease(&ttl_shared->mutex);
+		return false;
+	}
 	for (i = 0; i < ttl_shared->nslots; i++)
 	{
 		if (ttl_shared->slots[i].dboid == dboid && ttl_shared->slots[i].pid != 0)
@@ -148,23 +201,78 @@ worker_pid_for(Oid dboid)
 	return pid;
 }
 
+/* At backend exit (also FATAL): lift any block this backend still holds. */
+static void
+unblock_my_databases(int code, Datum arg)
+{
+	int			i;
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < TTL_MAX_BLOCKED; i++)
+	{
+		if (ttl_shared->blocked[i].by_pid == MyProcPid)
+		{
+			ttl_shared->blocked[i].dboid = InvalidOid;
+			ttl_shared->blocked[i].by_pid = 0;
+		}
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
+static int
+block_database(Oid dboid)
+{
+	static bool exit_callback_registered = false;
+	int			i;
+	int			slot = -1;
+
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(unblock_my_databases, (Datum) 0);
+		exit_callback_registered = true;
+	}
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < TTL_MAX_BLOCKED; i++)
+	{
+		if (ttl_shared->blocked[i].by_pid == 0)
+		{
+			ttl_shared->blocked[i].dboid = dboid;
+			ttl_shared->blocked[i].by_pid = MyProcPid;
+			slot = i;
+			break;
+		}
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+	return slot;
+}
+
+static void
+unblock_database(int slot)
+{
+	SpinLockAcquire(&ttl_shared->mutex);
+	ttl_shared->blocked[slot].dboid = InvalidOid;
+	ttl_shared->blocked[slot].by_pid = 0;
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
 /*
- * DROP DATABASE must not fail because our worker is connected to it: stop
- * the worker first and wait (bounded) until it has gone.
+ * Stop the worker of a database and wait (bounded) until it has gone.  The
+ * database is blocked first, so no new worker can take its place.
  */
 static void
-stop_worker_for_dropped_database(const char *dbname)
+stop_database_worker(Oid dboid)
 {
-	Oid			dboid = get_database_oid(dbname, true);
 	pid_t		pid;
+	pid_t		signalled = 0;
 	int			waited_ms = 0;
 
-	if (!OidIsValid(dboid) || ttl_shared == NULL)
-		return;
 	while ((pid = worker_pid_for(dboid)) != 0 && waited_ms < 10000)
 	{
-		if (waited_ms == 0)
+		if (pid != signalled)
+		{
 			(void) kill(pid, SIGTERM);
+			signalled = pid;
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 10, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -173,20 +281,76 @@ stop_worker_for_dropped_database(const char *dbname)
 	}
 }
 
+/*
+ * The database a utility command needs to itself (no other connection),
+ * when the current user may run that command on it; else InvalidOid.
+ */
+static Oid
+database_needed_alone(Node *stmt)
+{
+	const char *dbname = NULL;
+	Oid			dboid;
+
+	if (IsA(stmt, DropdbStmt))
+		dbname = ((DropdbStmt *) stmt)->dbname;
+	else if (IsA(stmt, RenameStmt) &&
+			 ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
+		dbname = ((RenameStmt *) stmt)->subname;
+	else if (IsA(stmt, CreatedbStmt))
+	{
+		ListCell   *lc;
+
+		foreach(lc, ((CreatedbStmt *) stmt)->options)
+		{
+			DefElem    *opt = (DefElem *) lfirst(lc);
+
+			if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
+				dbname = defGetString(opt);
+		}
+	}
+	if (dbname == NULL || IsTransactionBlock())
+		return InvalidOid;		/* not ours, or it will fail anyway */
+	dboid = get_database_oid(dbname, true);
+	if (!OidIsValid(dboid))
+		return InvalidOid;
+
+	/*
+	 * Never let a role that could not run the command stop the worker:
+	 * dropping and renaming need ownership, cloning needs CREATEDB (and the
+	 * right to the template, which the command itself checks).
+	 */
+	if (IsA(stmt, CreatedbStmt) ? !have_createdb_privilege() :
+		!pg_database_ownercheck(dboid, GetUserId()))
+		return InvalidOid;
+	return dboid;
+}
+
 static void
 ttl_process_utility(PlannedStmt *pstmt, const char *queryString,
 					bool readOnlyTree, ProcessUtilityContext context,
 					ParamListInfo params, QueryEnvironment *queryEnv,
 					DestReceiver *dest, QueryCompletion *qc)
 {
-	if (IsA(pstmt->utilityStmt, DropdbStmt))
-		stop_worker_for_dropped_database(((DropdbStmt *) pstmt->utilityStmt)->dbname);
-	if (prev_process_utility_hook)
-		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
-								  params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
+	Oid			dboid = ttl_shared ? database_needed_alone(pstmt->utilityStmt) : InvalidOid;
+	int			block = OidIsValid(dboid) ? block_database(dboid) : -1;
+
+	PG_TRY();
+	{
+		if (block >= 0)
+			stop_database_worker(dboid);
+		if (prev_process_utility_hook)
+			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+									  params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+									params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (block >= 0)
+			unblock_database(block);
+	}
+	PG_END_TRY();
 }
 
 /* From _PG_init, when loaded by shared_preload_libraries. */
@@ -281,6 +445,8 @@ launch_round(HTAB *launched)
 		bool		found;
 		pid_t		pid;
 
+		if (database_blocked(dboid))
+			continue;			/* a command needs it to itself */
 		entry = hash_search(launched, &dboid, HASH_ENTER, &found);
 		if (found && entry->handle != NULL &&
 			GetBackgroundWorkerPid(entry->handle, &pid) != BGWH_STOPPED)

@@ -7,15 +7,17 @@
  * Locking: a batch runs in its own (sub)transaction as the table's owner,
  * inside a security-restricted operation.  It first takes the container's
  * advisory lock without waiting (another purger, or a policy change, means
- * "skip"), then RowExclusiveLock on the table without waiting (a table
- * locked by DDL is skipped, not queued behind), then re-reads the default
- * under that lock.  Rows are locked FOR UPDATE SKIP LOCKED and deleted by a
+ * "skip"), then RowExclusiveLock on the table and all its partitions without
+ * waiting (a table locked by DDL is skipped, not queued behind), then
+ * re-reads the default and the pause flag under that lock.  Rows are locked FOR UPDATE SKIP LOCKED and deleted by a
  * DELETE whose own WHERE clause repeats the expiry predicate, so a row whose
  * _ts was refreshed concurrently is never deleted.
  */
 #include "ttl.h"
 
 #include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -49,16 +51,19 @@ typedef struct PurgeCursor
 	int64		lower_key;		/* keyset: resume where the last batch ended */
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
+	bool		honour_pause;	/* automatic purge stops when paused */
 	char	   *error;
 } PurgeCursor;
 
 static void
-cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds)
+cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
+			bool honour_pause)
 {
 	memset(cur, 0, sizeof(PurgeCursor));
 	cur->relid = relid;
 	cur->owner = owner;
 	cur->now_seconds = now_seconds;
+	cur->honour_pause = honour_pause;
 	cur->kind = PURGE_INHERITED;
 	cur->lower_key = PG_INT64_MIN;
 }
@@ -152,6 +157,31 @@ spi_int64(int row, int col, bool *isnull)
 }
 
 /*
+ * RowExclusiveLock on the table and, for a partitioned table, on every
+ * partition, without waiting: a table or partition locked by DDL is skipped
+ * for this round rather than queued behind (and queueing others behind us).
+ */
+static bool
+try_lock_table_tree(Oid relid)
+{
+	List	   *children;
+	ListCell   *lc;
+
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return false;
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return true;
+	children = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, children)
+	{
+		if (lfirst_oid(lc) != relid &&
+			!ConditionalLockRelationOid(lfirst_oid(lc), RowExclusiveLock))
+			return false;
+	}
+	return true;
+}
+
+/*
  * One batch of one container in the current transaction, as the current
  * user (the caller switches to the owner), of at most limit rows (< 0: no
  * limit).  Returns rows deleted; advances the cursor, setting kind =
@@ -177,8 +207,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	int64		cutoff;
 	int			guc_level;
 
-	if (!ttl_try_lock_container(cur->relid) ||
-		!ConditionalLockRelationOid(cur->relid, RowExclusiveLock))
+	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
 	{
 		cur->busy = true;
 		cur->kind = PURGE_DONE;
@@ -197,14 +226,16 @@ purge_batch(PurgeCursor *cur, int64 limit)
 
 	/* the default, read under the lock a policy change also takes */
 	regvalues[0] = ObjectIdGetDatum(cur->relid);
-	if (SPI_execute_with_args("SELECT default_ttl::int8, doc_column::text "
+	if (SPI_execute_with_args("SELECT default_ttl::int8, doc_column::text, paused "
 							  "FROM ttl.registry WHERE relid = $1",
 							  1, regtypes, regvalues, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read ttl.registry");
-	if (SPI_processed == 0)
+	if (SPI_processed == 0 ||
+		(cur->honour_pause &&
+		 DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull))))
 	{
 		SPI_finish();
-		cur->kind = PURGE_DONE;	/* disabled meanwhile */
+		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */
 		return 0;
 	}
 	default_ttl = spi_int64(0, 1, &isnull);
@@ -290,7 +321,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
 
-	cursor_init(&cur, relid, owner, ttl_current_unix_seconds());
+	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false);
 	ttl_become_user(owner, &ctx);
 
 	/*
@@ -427,6 +458,9 @@ owner_batch(void *arg)
 	int64		deleted;
 
 	ttl_become_user(cur->owner, &ctx);
+	/* a lock we could not foresee fails the batch rather than queueing it */
+	(void) set_config_option("lock_timeout", "1s", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	/* deferred constraint triggers fire now, as the owner, not at commit */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -496,9 +530,11 @@ ttl_purge_round(TtlRoundOps *ops)
 	int			active;
 	int64		total = 0;
 	int64		now_seconds = ttl_current_unix_seconds();
+	TimestampTz started = GetCurrentTimestamp();
 	ListCell   *lc;
 	int			i;
 
+	ops->unfinished = false;
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
 									  ALLOCSET_DEFAULT_SIZES);
 	caller_cxt = CurrentMemoryContext;
@@ -513,7 +549,7 @@ ttl_purge_round(TtlRoundOps *ops)
 		{
 			Oid			relid = lfirst_oid(lc);
 
-			cursor_init(&cursors[i++], relid, ttl_table_owner(relid), now_seconds);
+			cursor_init(&cursors[i++], relid, ttl_table_owner(relid), now_seconds, true);
 		}
 		MemoryContextSwitchTo(caller_cxt);
 
@@ -529,6 +565,18 @@ ttl_purge_round(TtlRoundOps *ops)
 
 				if (cur->kind == PURGE_DONE)
 					continue;
+				/*
+				 * A bounded round ends with work left; the next one starts
+				 * at once, with a fresh clock, list of containers and pauses.
+				 */
+				if (ops->max_round_ms > 0 &&
+					TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
+											   ops->max_round_ms))
+				{
+					ops->unfinished = true;
+					active = 0;
+					break;
+				}
 				if (!ops->next_transaction(ops->arg))
 				{
 					active = 0;
@@ -604,6 +652,7 @@ procedure_next_transaction(void *arg)
 	SPI_commit();
 	/* before the new transaction's first snapshot: see the file header */
 	XactIsoLevel = XACT_READ_COMMITTED;
+	XactReadOnly = false;
 	ttl_cost_sleep();
 	return ttl_enabled;
 }

@@ -106,6 +106,8 @@ typedef struct TtlRoundOps
 	void		(*report) (void *arg, const char *activity);
 	void	   *arg;
 	bool		all_owners;		/* worker: every container; else the caller's */
+	int			max_round_ms;	/* > 0: end the round after this long */
+	bool		unfinished;		/* out: the round ended with work left */
 } TtlRoundOps;
 
 extern int64 ttl_purge_round(TtlRoundOps *ops);

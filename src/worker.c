@@ -45,7 +45,9 @@ worker_begin(void)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
+	/* whatever the database's defaults: see purge.c */
 	XactIsoLevel = XACT_READ_COMMITTED;
+	XactReadOnly = false;
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
@@ -67,14 +69,18 @@ worker_next_transaction(void *arg)
 	return ttl_enabled;
 }
 
-/* One round; false when the extension is not installed in this database. */
+/*
+ * One round; false when the extension is not installed in this database.
+ * *unfinished: the round stopped at its time bound with work left.
+ */
 static bool
-worker_round(void)
+worker_round(bool *unfinished)
 {
 	TtlRoundOps ops = {0};
 	bool		installed;
 	int64		deleted;
 
+	*unfinished = false;
 	worker_begin();
 	installed = OidIsValid(get_extension_oid("ttl", true));
 	if (installed)
@@ -83,7 +89,10 @@ worker_round(void)
 		ops.next_transaction = worker_next_transaction;
 		ops.report = worker_report;
 		ops.all_owners = true;
+		/* a round lasts at most a naptime, so new expiries wait no longer */
+		ops.max_round_ms = ttl_naptime * 1000;
 		deleted = ttl_purge_round(&ops);
+		*unfinished = ops.unfinished;
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);
 	}
@@ -108,10 +117,14 @@ ttl_worker_main(Datum arg)
 
 	for (;;)
 	{
+		bool		unfinished = false;
+
 		CHECK_FOR_INTERRUPTS();
 		reload_settings_if_asked();
-		if (ttl_enabled && !worker_round())
+		if (ttl_enabled && !worker_round(&unfinished))
 			break;				/* no ttl here: the launcher asks again later */
+		if (unfinished)
+			continue;			/* backlog left: next round at once */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 ttl_naptime * 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
