@@ -30,6 +30,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -380,6 +381,69 @@ ttl_cost_sleep(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/*
+ * Where a bounded round left each unfinished container, so the next round
+ * resumes its keyset walk instead of starting again at the lowest key.
+ * Resuming is safe: below the saved key, every row was expired at the old
+ * clock and is either gone or was skipped (locked); a skipped row is found
+ * again when the walk completes and the next walk starts from the bottom.
+ */
+typedef struct ResumePoint
+{
+	Oid			relid;
+	PurgeKind	kind;
+	int64		lower_key;
+	int64		deleted;
+} ResumePoint;
+
+HTAB *
+ttl_create_resume_map(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(ResumePoint);
+	return hash_create("ttl purge resume points", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+}
+
+static void
+resume_cursor(HTAB *resume, PurgeCursor *cur)
+{
+	ResumePoint *point;
+
+	if (resume == NULL)
+		return;
+	point = hash_search(resume, &cur->relid, HASH_FIND, NULL);
+	if (point == NULL)
+		return;
+	cur->kind = point->kind;
+	cur->lower_key = point->lower_key;
+	cur->deleted = point->deleted;
+}
+
+static void
+save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
+{
+	HASH_SEQ_STATUS status;
+	ResumePoint *point;
+	int			i;
+
+	if (resume == NULL)
+		return;
+	hash_seq_init(&status, resume);
+	while ((point = hash_seq_search(&status)) != NULL)
+		hash_search(resume, &point->relid, HASH_REMOVE, NULL);
+	for (i = 0; i < ncursors; i++)
+	{
+		if (cursors[i].kind == PURGE_DONE)
+			continue;
+		point = hash_search(resume, &cursors[i].relid, HASH_ENTER, NULL);
+		point->kind = cursors[i].kind;
+		point->lower_key = cursors[i].lower_key;
+		point->deleted = cursors[i].deleted;
+	}
+}
+
 /* The due containers of the database, for a round. */
 static List *
 list_due_containers(bool all_owners)
@@ -549,7 +613,9 @@ ttl_purge_round(TtlRoundOps *ops)
 		{
 			Oid			relid = lfirst_oid(lc);
 
-			cursor_init(&cursors[i++], relid, ttl_table_owner(relid), now_seconds, true);
+			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true);
+			resume_cursor(ops->resume, &cursors[i]);
+			i++;
 		}
 		MemoryContextSwitchTo(caller_cxt);
 
@@ -590,6 +656,7 @@ ttl_purge_round(TtlRoundOps *ops)
 					active++;
 			}
 		}
+		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
 	}
 	PG_FINALLY();
 	{

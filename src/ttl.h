@@ -108,7 +108,10 @@ typedef struct TtlRoundOps
 	bool		all_owners;		/* worker: every container; else the caller's */
 	int			max_round_ms;	/* > 0: end the round after this long */
 	bool		unfinished;		/* out: the round ended with work left */
+	struct HTAB *resume;		/* where unfinished containers stopped */
 } TtlRoundOps;
+
+extern struct HTAB *ttl_create_resume_map(void);
 
 extern int64 ttl_purge_round(TtlRoundOps *ops);
 extern void ttl_cost_begin(void);

@@ -21,7 +21,10 @@
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/hsearch.h"
 #include "utils/snapmgr.h"
+
+static HTAB *resume_points = NULL;
 
 static void
 reload_settings_if_asked(void)
@@ -91,6 +94,7 @@ worker_round(bool *unfinished)
 		ops.all_owners = true;
 		/* a round lasts at most a naptime, so new expiries wait no longer */
 		ops.max_round_ms = ttl_naptime * 1000;
+		ops.resume = resume_points;
 		deleted = ttl_purge_round(&ops);
 		*unfinished = ops.unfinished;
 		if (deleted > 0)
@@ -114,6 +118,7 @@ ttl_worker_main(Datum arg)
 		proc_exit(0);			/* another worker serves this database */
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("ttl worker");
+	resume_points = ttl_create_resume_map();
 
 	for (;;)
 	{
