@@ -52,6 +52,11 @@ CREATE FUNCTION ttl.doc_expiry(doc jsonb) RETURNS bigint
     LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
 COMMENT ON FUNCTION ttl.doc_expiry(jsonb) IS '_ts + ttl (Unix seconds) for items with their own positive ttl, else NULL';
 
+CREATE FUNCTION ttl.doc_expired(doc jsonb, default_ttl integer, now_seconds bigint) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ttl_doc_expired_sql'
+    LANGUAGE C IMMUTABLE PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION ttl.doc_expired(jsonb, integer, bigint) IS 'rule 5: whether the item has expired at now_seconds (Unix) under this default';
+
 CREATE FUNCTION ttl.live(doc jsonb, container regclass) RETURNS boolean
     AS 'MODULE_PATHNAME', 'ttl_live'
     LANGUAGE C STABLE PARALLEL SAFE;

@@ -23,15 +23,16 @@ END $$;
 ANALYZE p;
 SELECT count(*) FROM p;
 
--- the plans purge runs: index scans on the purge indexes, a TID join for
--- the DELETE, with the expiry predicate re-checked on the target
+-- the plans purge runs: index scans on the purge indexes lock a batch, the
+-- DELETE takes exactly those rows by TID and re-checks the expiry rule on
+-- the row version it deletes
 SELECT ttl._purge_statement('p', false) AS inherited_statement;
 BEGIN;
 SELECT ttl._purge_plan_options();
-SELECT format('PREPARE inherited(bigint, bigint, bigint) AS %s', ttl._purge_statement('p', false)) \gexec
-SELECT format('PREPARE own(bigint, bigint, bigint) AS %s', ttl._purge_statement('p', true)) \gexec
-EXPLAIN (COSTS OFF) EXECUTE inherited(-9223372036854775808, 1767225700, 1000);
-EXPLAIN (COSTS OFF) EXECUTE own(-9223372036854775808, 1767225700, 1000);
+SELECT format('PREPARE inherited(bigint, bigint, bigint, integer, bigint) AS %s', ttl._purge_statement('p', false)) \gexec
+SELECT format('PREPARE own(bigint, bigint, bigint, integer, bigint) AS %s', ttl._purge_statement('p', true)) \gexec
+EXPLAIN (COSTS OFF) EXECUTE inherited(-9223372036854775808, 1767225700, 1000, 100, 1767225800);
+EXPLAIN (COSTS OFF) EXECUTE own(-9223372036854775808, 1767225800, 1000, 100, 1767225800);
 DEALLOCATE inherited;
 DEALLOCATE own;
 COMMIT;

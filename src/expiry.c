@@ -362,6 +362,25 @@ ttl_doc_expiry_sql(PG_FUNCTION_ARGS)
 }
 
 /*
+ * ttl.doc_expired(doc, default_ttl, now_seconds): rule 5 for one document,
+ * never raising.  Purge repeats it in its DELETE on the very row version it
+ * removes.  It matches no index on purpose, so that DELETE goes by TID.
+ */
+PG_FUNCTION_INFO_V1(ttl_doc_expired_sql);
+Datum
+ttl_doc_expired_sql(PG_FUNCTION_ARGS)
+{
+	int64		expiry;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
+		PG_RETURN_BOOL(false);
+	if (!doc_expiry_second(PG_GETARG_JSONB_P(0), PG_ARGISNULL(1),
+						   PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &expiry))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(expiry <= PG_GETARG_INT64(2));
+}
+
+/*
  * The row of ttl.calculate() and ttl.state():
  * (is_enabled, expires, effective_ttl, expires_at, remaining).
  */

@@ -71,16 +71,21 @@ cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 
 /*
  * The batch statement, with $1 = lower key (keyset), $2 = cutoff key,
- * $3 = batch size.  It locks a batch in key order, skipping rows others
- * hold, then deletes those rows by TID with the expiry predicate repeated
- * on the target, so the DELETE itself re-checks the very row version it
- * removes (a ctid join alone would re-check nothing).
+ * $3 = batch size (NULL: all), $4 = the default, $5 = now (Unix seconds).
+ * It locks a batch in key order through the purge index, skipping rows
+ * others hold, then deletes exactly those rows by TID.  The DELETE repeats
+ * the expiry rule (ttl.doc_expired) in its own WHERE clause on the target,
+ * so it re-checks the very row version it removes: a ctid match alone
+ * re-checks nothing on some PostgreSQL 15 minors.  A plain table takes all
+ * TIDs in one TID scan; a partitioned one joins on (tableoid, ctid), since
+ * a ctid alone names a row only within one partition.
  */
 static char *
-purge_statement(const char *table, const char *doc, PurgeKind kind)
+purge_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned)
 {
 	const char *key;
 	const char *filter;
+	const char *delete;
 
 	if (kind == PURGE_INHERITED)
 	{
@@ -92,17 +97,24 @@ purge_statement(const char *table, const char *doc, PurgeKind kind)
 		key = psprintf("ttl.doc_expiry(t.%s)", doc);
 		filter = "";
 	}
+	if (partitioned)
+		delete = psprintf("DELETE FROM %s t USING c"
+						  " WHERE t.tableoid = c.toid AND t.ctid = c.tid"
+						  " AND ttl.doc_expired(t.%s, $4, $5) RETURNING 1",
+						  table, doc);
+	else
+		delete = psprintf("DELETE FROM %s t"
+						  " WHERE t.ctid = ANY (ARRAY(SELECT tid FROM c))"
+						  " AND ttl.doc_expired(t.%s, $4, $5) RETURNING 1",
+						  table, doc);
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s >= $1 AND %s <= $2"
 					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
-					" d AS (DELETE FROM %s t USING c"
-					" WHERE t.tableoid = c.toid AND t.ctid = c.tid AND %s%s <= $2"
-					" RETURNING 1)"
+					" d AS (%s)"
 					" SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d),"
 					" (SELECT max(k) FROM c)",
-					key, table, filter, key, key, key,
-					table, filter, key);
+					key, table, filter, key, key, key, delete);
 }
 
 /*
@@ -145,7 +157,8 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 									   get_rel_name(relid));
 	PG_RETURN_TEXT_P(cstring_to_text(purge_statement(table,
 													 quote_identifier(NameStr(c.doc_column)),
-													 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED)));
+													 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
+													 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)));
 }
 
 static int64
@@ -196,8 +209,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *table;
 	const char *doc;
 	char	   *sql;
-	Oid			argtypes[3] = {INT8OID, INT8OID, INT8OID};
-	Datum		values[3];
+	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
+	Datum		values[5];
 	Oid			regtypes[1] = {OIDOID};
 	Datum		regvalues[1];
 	bool		isnull;
@@ -255,15 +268,18 @@ purge_batch(PurgeCursor *cur, int64 limit)
 
 	nspname = get_namespace_name(get_rel_namespace(cur->relid));
 	table = quote_qualified_identifier(nspname, relname);
-	sql = purge_statement(table, doc, cur->kind);
+	sql = purge_statement(table, doc, cur->kind,
+						  get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE);
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	values[0] = Int64GetDatum(cur->lower_key);
 	values[1] = Int64GetDatum(cutoff);
 	values[2] = Int64GetDatum(limit);
+	values[3] = Int32GetDatum((int32) default_ttl);
+	values[4] = Int64GetDatum(cur->now_seconds);
 	guc_level = NewGUCNestLevel();
 	set_purge_plan_options();
-	if (SPI_execute_with_args(sql, 3, argtypes, values, limit < 0 ? "  n" : NULL,
+	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
 							  false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
