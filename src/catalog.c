@@ -226,8 +226,8 @@ check_default_ttl(Oid relid, int64 value)
 				 errdetail("The default must be NULL (time-to-live off), -1 (on, items expire only with their own ttl) or between 1 and 2147483647 seconds.")));
 }
 
-Oid
-ttl_extension_owner(void)
+static Oid
+extension_owner(void)
 {
 	Oid			ext = get_extension_oid("ttl", false);
 	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
@@ -297,7 +297,7 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 	TtlUserContext ctx;
 	int			rc;
 
-	ttl_become_user(ttl_extension_owner(), &ctx);
+	ttl_become_user(extension_owner(), &ctx);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
@@ -314,8 +314,8 @@ container_lock_tag(LOCKTAG *tag, Oid relid)
 }
 
 /* Wait for, and hold until commit, the container's purge/policy lock. */
-void
-ttl_lock_container(Oid relid)
+static void
+lock_container(Oid relid)
 {
 	LOCKTAG		tag;
 
@@ -447,7 +447,7 @@ ttl_unregister(PG_FUNCTION_ARGS)
 	Datum		values[1];
 
 	(void) require_container(relid);
-	ttl_lock_container(relid);
+	lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	ttl_registry_execute("DELETE FROM ttl.registry WHERE relid = $1",
 						 1, argtypes, values, NULL);
@@ -473,7 +473,7 @@ ttl_set_default_ttl(PG_FUNCTION_ARGS)
 		check_default_ttl(relid, PG_GETARG_INT32(1));
 
 	/* never in the middle of a purge batch that used the old default */
-	ttl_lock_container(relid);
+	lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
 	if (PG_ARGISNULL(1))

@@ -133,8 +133,8 @@ ttl_item_ttl_value(const JsonbValue *v, int32 *ttl)
 }
 
 /* The document's _ts, when it is an integer. */
-bool
-ttl_doc_ts(Jsonb *doc, int64 *ts)
+static bool
+doc_ts(Jsonb *doc, int64 *ts)
 {
 	JsonbValue	buf;
 	JsonbValue *v;
@@ -147,8 +147,8 @@ ttl_doc_ts(Jsonb *doc, int64 *ts)
 }
 
 /* The document's root ttl: absent, valid (with its value) or invalid. */
-TtlItemState
-ttl_doc_item_ttl(Jsonb *doc, int32 *ttl)
+static TtlItemState
+doc_item_ttl(Jsonb *doc, int32 *ttl)
 {
 	JsonbValue	buf;
 	JsonbValue *v;
@@ -325,7 +325,7 @@ ttl_doc_ts_sql(PG_FUNCTION_ARGS)
 {
 	int64		ts;
 
-	if (!ttl_doc_ts(PG_GETARG_JSONB_P(0), &ts))
+	if (!doc_ts(PG_GETARG_JSONB_P(0), &ts))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(ts);
 }
@@ -337,7 +337,7 @@ ttl_doc_ttl_sql(PG_FUNCTION_ARGS)
 {
 	int32		ttl;
 
-	if (ttl_doc_item_ttl(PG_GETARG_JSONB_P(0), &ttl) != TTL_ITEM_VALID)
+	if (doc_item_ttl(PG_GETARG_JSONB_P(0), &ttl) != TTL_ITEM_VALID)
 		PG_RETURN_NULL();
 	PG_RETURN_INT32(ttl);
 }
@@ -354,7 +354,7 @@ ttl_doc_expiry_sql(PG_FUNCTION_ARGS)
 	int32		ttl;
 	int64		expiry;
 
-	if (ttl_doc_item_ttl(doc, &ttl) != TTL_ITEM_VALID || ttl <= 0)
+	if (doc_item_ttl(doc, &ttl) != TTL_ITEM_VALID || ttl <= 0)
 		PG_RETURN_NULL();
 	if (!doc_expiry_second(doc, false, ttl, &expiry))
 		PG_RETURN_NULL();
@@ -488,8 +488,8 @@ ttl_state(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 
 	doc = PG_GETARG_JSONB_P(1);
-	has_ts = ttl_doc_ts(doc, &ts);
-	item = ttl_doc_item_ttl(doc, &item_ttl);
+	has_ts = doc_ts(doc, &ts);
+	item = doc_item_ttl(doc, &item_ttl);
 	PG_RETURN_DATUM(expiry_row(fcinfo,
 							   c.default_is_null, c.default_ttl,
 							   item != TTL_ITEM_VALID, item_ttl,

@@ -361,8 +361,8 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 }
 
 /* The cost budget: PostgreSQL's page accounting, as autovacuum uses it. */
-void
-ttl_cost_begin(void)
+static void
+cost_begin(void)
 {
 	VacuumCostActive = (ttl_cost_limit > 0 && ttl_cost_delay > 0);
 	VacuumCostLimit = Max(ttl_cost_limit, 1);
@@ -370,8 +370,8 @@ ttl_cost_begin(void)
 	VacuumCostBalance = 0;
 }
 
-void
-ttl_cost_end(void)
+static void
+cost_end(void)
 {
 	VacuumCostActive = false;
 	VacuumCostBalance = 0;
@@ -635,7 +635,7 @@ ttl_purge_round(TtlRoundOps *ops)
 		}
 		MemoryContextSwitchTo(caller_cxt);
 
-		ttl_cost_begin();
+		cost_begin();
 		active = ncursors;
 		while (active > 0)
 		{
@@ -676,7 +676,7 @@ ttl_purge_round(TtlRoundOps *ops)
 	}
 	PG_FINALLY();
 	{
-		ttl_cost_end();
+		cost_end();
 		if (CurrentMemoryContext == round_cxt)
 			MemoryContextSwitchTo(caller_cxt);
 		MemoryContextDelete(round_cxt);

@@ -24,7 +24,6 @@ int			ttl_naptime = 10;
 int			ttl_batch_size = 1000;
 int			ttl_cost_limit = 200;
 double		ttl_cost_delay = 2.0;
-bool		ttl_preloaded = false;
 
 static char *ttl_now_override_text = NULL;
 static bool ttl_now_override_active = false;
@@ -182,8 +181,5 @@ _PG_init(void)
 	ttl_register_cache_callbacks();
 
 	if (process_shared_preload_libraries_in_progress)
-	{
-		ttl_preloaded = true;
 		ttl_register_launcher();
-	}
 }

@@ -28,7 +28,6 @@ extern int	ttl_naptime;
 extern int	ttl_batch_size;
 extern int	ttl_cost_limit;
 extern double ttl_cost_delay;
-extern bool ttl_preloaded;
 
 /* ttl.c: the clock every rule uses */
 extern TimestampTz ttl_current_time(void);
@@ -44,8 +43,6 @@ typedef enum TtlItemState
 
 extern bool ttl_numeric_to_int64(Numeric num, int64 *result);
 extern TtlItemState ttl_item_ttl_value(const JsonbValue *v, int32 *ttl);
-extern bool ttl_doc_ts(Jsonb *doc, int64 *ts);
-extern TtlItemState ttl_doc_item_ttl(Jsonb *doc, int32 *ttl);
 extern bool ttl_is_valid_default(int64 default_ttl);
 extern char *ttl_jsonb_value_text(const JsonbValue *v);
 
@@ -67,9 +64,7 @@ extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern void ttl_register_cache_callbacks(void);
 extern void ttl_check_container_owner(Oid relid);
-extern Oid	ttl_extension_owner(void);
 extern Oid	ttl_table_owner(Oid relid);
-extern void ttl_lock_container(Oid relid);
 extern bool ttl_try_lock_container(Oid relid);
 
 /* catalog.c: running SQL as another role inside a restricted operation */
@@ -86,12 +81,6 @@ extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 								 Datum *values, const char *nulls);
 
 /* purge.c */
-typedef struct TtlPurgeResult
-{
-	int64		deleted;
-	bool		skipped;		/* another purger holds the container */
-} TtlPurgeResult;
-
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 extern void ttl_record_purge(Oid relid, int64 deleted, const char *error);
 
@@ -114,8 +103,6 @@ typedef struct TtlRoundOps
 extern struct HTAB *ttl_create_resume_map(void);
 
 extern int64 ttl_purge_round(TtlRoundOps *ops);
-extern void ttl_cost_begin(void);
-extern void ttl_cost_end(void);
 extern void ttl_cost_sleep(void);
 
 /* launcher.c / worker.c */
