@@ -8,32 +8,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 
-my $node = PostgreSQL::Test::Cluster->new('basic');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
-ttl.naptime = 1
-});
-$node->start;
-
-# Wait (bounded) until at least $secs seconds of server clock have passed.
-sub wait_seconds
-{
-	my ($secs) = @_;
-	my $t0 = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
-	$node->poll_query_until('postgres',
-		"SELECT clock_timestamp() > '$t0'::timestamptz + interval '$secs s'")
-	  or die "clock did not advance by $secs s";
-}
-
-sub worker_pids
-{
-	my ($db) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT string_agg(pid::text, ',' ORDER BY pid) FROM pg_stat_activity"
-		  . " WHERE backend_type = 'ttl worker' AND datname = '$db'");
-}
+my $node = ttl_node('basic');
 
 # A container c with default 3600 s: 20 items expire after 1 s, 5 never
 # ("ttl": -1), 5 inherit the long default.  ids 1..20 expire, 21..30 stay.
@@ -81,14 +60,14 @@ for my $db (qw(db1 db2))
 
 # the workers of db1 and db2 persist across rounds; a database without the
 # extension never keeps one: any worker seen there is gone a second later
-my %first = map { $_ => worker_pids($_) } qw(db1 db2);
+my %first = map { $_ => worker_pids($node, $_) } qw(db1 db2);
 my @noext_seen;
 for my $i (1 .. 3)
 {
-	wait_seconds(1.2);
-	push @noext_seen, worker_pids('noext');
+	wait_seconds($node, 1.2);
+	push @noext_seen, worker_pids($node, 'noext');
 }
-is(worker_pids($_), $first{$_}, "the worker of $_ persists across rounds")
+is(worker_pids($node, $_), $first{$_}, "the worker of $_ persists across rounds")
   for qw(db1 db2);
 my $persistent = 0;
 for my $i (1 .. $#noext_seen)
@@ -102,7 +81,7 @@ is($persistent, 0, 'no persistent worker in a database without the extension');
 $node->safe_psql('postgres', 'CREATE DATABASE db3');
 $node->safe_psql('db3',
 	'CREATE TABLE pre (id int); INSERT INTO pre VALUES (1)');
-wait_seconds(1.5);
+wait_seconds($node, 1.5);
 $node->safe_psql('db3', $setup);
 ok($node->poll_query_until('db3', 'SELECT count(*) FROM c', '10'),
 	'db3: extension installed later, expired items purged');
@@ -158,7 +137,7 @@ INSERT INTO c SELECT g, jsonb_build_object('ttl', 1) FROM generate_series(101, 1
 # several naptimes pass with the items expired (they are hidden)...
 ok($node->poll_query_until('db1', 'SELECT count(*) FROM e_live', '1'),
 	'items expired (hidden) while ttl.enabled is off');
-wait_seconds(3.5);
+wait_seconds($node, 3.5);
 # ...and are still there
 is($node->safe_psql('db1', 'SELECT count(*) FROM e'),
 	'41', 'ttl.enabled = off: db1 purges nothing');

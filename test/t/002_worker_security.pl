@@ -9,25 +9,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 
-my $node = PostgreSQL::Test::Cluster->new('security');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
-ttl.naptime = 1
+my $node = ttl_node('security', qq{
 ttl.batch_size = 50
 });
-$node->start;
 
 my $superuser = $node->safe_psql('postgres', 'SELECT current_user');
-
-sub worker_pid
-{
-	my ($db) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity"
-		  . " WHERE backend_type = 'ttl worker' AND datname = '$db'");
-}
 
 $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
@@ -188,7 +178,7 @@ is( $node->safe_psql('db1',
 
 # -------------------------------------------------------------------------
 # DROP TABLE of a container while the worker purges it
-my $pid_before = worker_pid('db1');
+my $pid_before = worker_pids($node, 'db1');
 $node->safe_psql('db1',
 	q{INSERT INTO app.big SELECT g, '{"ttl": 1}' FROM generate_series(1, 1000) g});
 ok( $node->poll_query_until('db1',
@@ -203,7 +193,7 @@ $node->safe_psql('db1',
 	q{INSERT INTO app.c3 SELECT g, '{"ttl": 1}' FROM generate_series(100, 130) g});
 ok($node->poll_query_until('db1', 'SELECT count(*) FROM app.c3', '1'),
 	'worker still purges after DROP TABLE of a container it was purging');
-is(worker_pid('db1'), $pid_before, 'same worker: it did not die');
+is(worker_pids($node, 'db1'), $pid_before, 'same worker: it did not die');
 ok(!$node->log_contains('terminated by signal|PANIC|TRAP:|server process .* exited with exit code [1-9]'),
 	'no crash in the server log');
 

@@ -8,16 +8,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
-ttl.naptime = 1
+my $node = ttl_node('crash', qq{
 ttl.batch_size = 1000
 restart_after_crash = on
 });
-$node->start;
 
 sub ttl_pids
 {

@@ -8,24 +8,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 use Time::HiRes qw(time);
 
-my $node = PostgreSQL::Test::Cluster->new('dropdb');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
-ttl.naptime = 1
+my $node = ttl_node('dropdb', qq{
 ttl.batch_size = 50
 });
-$node->start;
-
-sub worker_pid
-{
-	my ($db) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity"
-		  . " WHERE backend_type = 'ttl worker' AND datname = '$db'");
-}
 
 # A database with the extension and a container that is slow to purge
 # (5 ms per row, batches of 50).
@@ -56,7 +46,7 @@ my $launcher_pid = $node->safe_psql('postgres',
 # -------------------------------------------------------------------------
 # a DROP DATABASE refused for lack of privilege must not stop the worker of
 # that database (no role may signal it that way), nor wait for anything
-my $keep_worker = worker_pid('keep');
+my $keep_worker = worker_pids($node, 'keep');
 my $log_offset = -s $node->logfile;
 my $t0 = time;
 my ($rc, $out, $err) =
@@ -64,7 +54,7 @@ my ($rc, $out, $err) =
 my $elapsed = time - $t0;
 like($err, qr/must be owner of database keep/, 'alice may not drop keep');
 cmp_ok($elapsed, '<', 3, 'the refused DROP DATABASE fails at once');
-is(worker_pid('keep'), $keep_worker,
+is(worker_pids($node, 'keep'), $keep_worker,
 	'a refused DROP DATABASE leaves the worker of that database alone');
 ok( !$node->log_contains(
 		qr/terminating background worker "ttl worker" due to administrator command/,

@@ -9,14 +9,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 
-my $node = PostgreSQL::Test::Cluster->new('dbddl');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
-ttl.naptime = 1
-});
-$node->start;
+my $node = ttl_node('dbddl');
 
 $node->safe_psql('postgres', 'CREATE DATABASE withttl');
 $node->safe_psql('postgres', 'CREATE DATABASE plain');

@@ -8,24 +8,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 
-my $node = PostgreSQL::Test::Cluster->new('pause');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
-ttl.naptime = 1
+my $node = ttl_node('pause', qq{
 ttl.batch_size = 100
 });
-$node->start;
-
-sub wait_seconds
-{
-	my ($secs) = @_;
-	my $t0 = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
-	$node->poll_query_until('postgres',
-		"SELECT clock_timestamp() > '$t0'::timestamptz + interval '$secs s'")
-	  or die "clock did not advance by $secs s";
-}
 
 # 5 ms per deleted row: a batch of 100 takes half a second, 2000 rows 10 s
 $node->safe_psql('postgres', q{
@@ -56,7 +45,7 @@ $node->safe_psql('postgres',
 	q{INSERT INTO other SELECT g, '{"ttl": 1}' FROM generate_series(1, 10) g});
 ok($node->poll_query_until('postgres', 'SELECT count(*) FROM other', '0'),
 	'another container purged after the pause');
-wait_seconds(2.5);
+wait_seconds($node, 2.5);
 my $later = $node->safe_psql('postgres', 'SELECT count(*) FROM big');
 note "big: $at_pause rows when paused, $later rows 2.5 s later";
 cmp_ok($at_pause - $later, '<=', 100,
@@ -76,7 +65,7 @@ ok( $node->poll_query_until('postgres',
 	'worker in the middle of purging big2');
 $node->safe_psql('postgres', "SELECT ttl.set_default_ttl('big2', NULL)");
 $at_pause = $node->safe_psql('postgres', 'SELECT count(*) FROM big2');
-wait_seconds(2.5);
+wait_seconds($node, 2.5);
 $later = $node->safe_psql('postgres', 'SELECT count(*) FROM big2');
 note "big2: $at_pause rows when TTL was turned off, $later rows 2.5 s later";
 is($later, $at_pause, 'TTL turned off in flight: nothing purged after it');
