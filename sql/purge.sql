@@ -108,10 +108,15 @@ SELECT ttl.purge('not_c');
 BEGIN;
 CALL ttl.run_purge();
 ROLLBACK;
--- but on its own it purges every due container in committed batches
+-- but on its own it purges every due container in committed batches, each
+-- READ COMMITTED and read-write whatever the session's defaults say
 INSERT INTO q SELECT '{}' FROM generate_series(1, 5);
 SET ttl.now_override = '2026-01-01 03:00:00+00';
+SET default_transaction_isolation = 'serializable';
+SET default_transaction_read_only = on;
 CALL ttl.run_purge();
+RESET default_transaction_read_only;
+RESET default_transaction_isolation;
 SELECT count(*) FROM q;
 SELECT container, rows_purged FROM ttl.stats ORDER BY container;
 
