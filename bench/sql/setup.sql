@@ -8,13 +8,15 @@
 --     security_barrier view, two partial expression indexes for purge and
 --     a batched DELETE procedure,
 --   * the cron-style DELETE loop used against ttl containers,
---   * the lag logging trigger and the steady stream of short-lived items.
+--   * the lag logging trigger (the stream of short-lived items is client-side).
 
 CREATE SCHEMA bench;
 
 -- The clock used to pre-stamp documents: "old" documents are 30 days old
 -- (expired whatever their own ttl, which is at most 14 days), "new" ones are
--- stamped now (alive for at least one day).
+-- stamped now (alive for at least two days); bench.fill spreads them a little
+-- further into the past (one second per 100 rows: at most ~28 hours for 10M
+-- rows, so old stays expired and new stays alive).
 CREATE FUNCTION bench.old_ts() RETURNS bigint LANGUAGE sql STABLE
     AS $$ SELECT floor(extract(epoch FROM now()))::bigint - 30 * 86400 $$;
 CREATE FUNCTION bench.new_ts() RETURNS bigint LANGUAGE sql STABLE
@@ -25,7 +27,7 @@ CREATE FUNCTION bench.default_ttl() RETURNS integer LANGUAGE sql IMMUTABLE
     AS $$ SELECT 7 * 86400 $$;
 
 -- A small document (~200 B as jsonb), without _ts, 30% with their own ttl
--- (1..14 days).  nt = number of distinct tenantId values.
+-- (2..14 days).  nt = number of distinct tenantId values.
 CREATE FUNCTION bench.doc(i bigint, nt integer) RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT jsonb_build_object(
@@ -37,7 +39,7 @@ SELECT jsonb_build_object(
          'tags', jsonb_build_array('t' || (i % 17), 't' || (i % 23)),
          'note', md5(i::text))
     || CASE WHEN abs(hashint8(i)) % 10 < 3
-            THEN jsonb_build_object('ttl', 86400 + abs(hashint8(-i)) % (13 * 86400))
+            THEN jsonb_build_object('ttl', 2 * 86400 + abs(hashint8(-i)) % (12 * 86400))
             ELSE '{}'::jsonb END
 $$;
 
@@ -52,12 +54,16 @@ END
 $$;
 
 -- Copy n documents into tbl (columns id, doc) with ids id_offset+1..id_offset+n,
--- pre-stamped with _ts: the first round(n * expired_frac) of them 30 days
--- old (expired), the rest stamped now.  Reuses bench.src cyclically when n is
--- larger than it.  Runs without the ttl trigger firing only if tbl has none;
--- with the trigger, _ts is re-stamped (use ttl.now_override then).
+-- pre-stamped with _ts: the first round(n * expired_frac) of them about 30
+-- days old (expired), the rest recent.  _ts grows with the id, by one second
+-- every rows_per_second rows, as if the rows had been inserted in a steady
+-- stream (rows_per_second = 0: all expired rows share one _ts and all live
+-- rows another, as after one bulk INSERT).  Reuses bench.src cyclically when
+-- n is larger than it.  With the ttl trigger enabled on tbl, _ts is
+-- re-stamped (use ttl.now_override then, or disable the trigger).
 CREATE FUNCTION bench.fill(tbl regclass, n bigint, expired_frac float8,
-                           id_offset bigint DEFAULT 0) RETURNS bigint
+                           id_offset bigint DEFAULT 0,
+                           rows_per_second integer DEFAULT 100) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     srcn  bigint := (SELECT max(id) FROM bench.src);
@@ -67,11 +73,14 @@ DECLARE
 BEGIN
     WHILE done < n LOOP
         chunk := least(srcn, n - done);
+        -- i = position 1..n of the row in this fill
         EXECUTE format(
             'INSERT INTO %s (id, doc) SELECT s.id + $1, s.doc || jsonb_build_object(''_ts'','
-            ' CASE WHEN s.id + $2 <= $3 THEN bench.old_ts() ELSE bench.new_ts() END)'
+            ' CASE WHEN s.id + $2 <= $3'
+            '      THEN bench.old_ts() - CASE WHEN $5 > 0 THEN ($3 - (s.id + $2)) / $5 ELSE 0 END'
+            '      ELSE bench.new_ts() - CASE WHEN $5 > 0 THEN ($6 - (s.id + $2)) / $5 ELSE 0 END END)'
             ' FROM bench.src s WHERE s.id <= $4', tbl)
-            USING id_offset + done, done, n_old, chunk;
+            USING id_offset + done, done, n_old, chunk, rows_per_second, n;
         done := done + chunk;
     END LOOP;
     RETURN n;
@@ -157,12 +166,15 @@ $$;
 -- purge, and what pg_cron users schedule).  pred_inherited / pred_own are
 -- WHERE clauses with $1 = cutoff (now - default for inherited, now for own);
 -- one batch = DELETE ... WHERE ctid = ANY(ARRAY(SELECT ctid ... LIMIT batch)).
--- Returns through RAISE NOTICE the number of rows deleted.
+-- max_seconds (optional) stops it after the first batch that ends later.
+-- Reports the number of rows deleted with RAISE NOTICE.
 CREATE PROCEDURE bench.batched_delete(tbl regclass, pred_inherited text, pred_own text,
-                                      default_ttl integer, batch integer)
+                                      default_ttl integer, batch integer,
+                                      max_seconds float8 DEFAULT NULL)
 LANGUAGE plpgsql AS $$
 DECLARE
     now_s bigint := floor(extract(epoch FROM now()))::bigint;
+    stop  timestamptz := clock_timestamp() + coalesce(max_seconds, 1e9) * interval '1 s';
     n     bigint;
     total bigint := 0;
 BEGIN
@@ -173,10 +185,10 @@ BEGIN
             GET DIAGNOSTICS n = ROW_COUNT;
             total := total + n;
             COMMIT;
-            EXIT WHEN n = 0;
+            EXIT WHEN n = 0 OR clock_timestamp() > stop;
         END LOOP;
     END IF;
-    LOOP
+    WHILE clock_timestamp() <= stop LOOP
         EXECUTE format('DELETE FROM %s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %s WHERE %s LIMIT $2))',
                        tbl, tbl, pred_own) USING now_s, batch;
         GET DIAGNOSTICS n = ROW_COUNT;
@@ -221,26 +233,6 @@ BEGIN
 END
 $$;
 
--- A steady stream: `rate` items per second, in 10 ticks per second, each
--- with "ttl" 1..5, for `seconds` seconds; one committed INSERT per tick.
-CREATE PROCEDURE bench.stream(tbl regclass, seconds integer, rate integer)
-LANGUAGE plpgsql AS $$
-DECLARE
-    t0    timestamptz := clock_timestamp();
-    tick  integer := 0;
-    per   integer := greatest(rate / 10, 1);
-    wait  float8;
-BEGIN
-    WHILE tick < seconds * 10 LOOP
-        EXECUTE format('INSERT INTO %s (doc) SELECT jsonb_build_object(''ttl'', 1 + (g %% 5),'
-                       ' ''tick'', $1, ''note'', md5(g::text)) FROM generate_series(1, $2) g', tbl)
-            USING tick, per;
-        COMMIT;
-        tick := tick + 1;
-        wait := extract(epoch FROM t0 + tick * interval '100 ms' - clock_timestamp());
-        IF wait > 0 THEN
-            PERFORM pg_sleep(wait);
-        END IF;
-    END LOOP;
-END
-$$;
+-- The steady stream itself is generated client-side (report.py stream | psql):
+-- one statement per tick, because inside a procedure every COMMIT keeps the
+-- CALL's statement timestamp, so every item would get the same _ts.
