@@ -112,12 +112,6 @@ ttl_numeric_to_int64(Numeric num, int64 *result)
 	return true;
 }
 
-static inline bool
-doc_is_object(Jsonb *doc)
-{
-	return JB_ROOT_IS_OBJECT(doc);
-}
-
 /* Classify a root "ttl" value: -1 and 1..INT32_MAX are the valid ones. */
 TtlItemState
 ttl_item_ttl_value(const JsonbValue *v, int32 *ttl)
@@ -130,35 +124,6 @@ ttl_item_ttl_value(const JsonbValue *v, int32 *ttl)
 		return TTL_ITEM_INVALID;
 	*ttl = (int32) n;
 	return TTL_ITEM_VALID;
-}
-
-/* The document's _ts, when it is an integer. */
-static bool
-doc_ts(Jsonb *doc, int64 *ts)
-{
-	JsonbValue	buf;
-	JsonbValue *v;
-
-	if (!doc_is_object(doc))
-		return false;
-	v = getKeyJsonValueFromContainer(&doc->root, "_ts", 3, &buf);
-	return v != NULL && v->type == jbvNumeric &&
-		ttl_numeric_to_int64(v->val.numeric, ts);
-}
-
-/* The document's root ttl: absent, valid (with its value) or invalid. */
-static TtlItemState
-doc_item_ttl(Jsonb *doc, int32 *ttl)
-{
-	JsonbValue	buf;
-	JsonbValue *v;
-
-	if (!doc_is_object(doc))
-		return TTL_ITEM_ABSENT;
-	v = getKeyJsonValueFromContainer(&doc->root, "ttl", 3, &buf);
-	if (v == NULL)
-		return TTL_ITEM_ABSENT;
-	return ttl_item_ttl_value(v, ttl);
 }
 
 bool
@@ -323,9 +288,13 @@ PG_FUNCTION_INFO_V1(ttl_doc_ts_sql);
 Datum
 ttl_doc_ts_sql(PG_FUNCTION_ARGS)
 {
+	bool		has_ts;
 	int64		ts;
+	TtlItemState item;
+	int32		ttl;
 
-	if (!doc_ts(PG_GETARG_JSONB_P(0), &ts))
+	doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	if (!has_ts)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(ts);
 }
@@ -335,9 +304,13 @@ PG_FUNCTION_INFO_V1(ttl_doc_ttl_sql);
 Datum
 ttl_doc_ttl_sql(PG_FUNCTION_ARGS)
 {
+	bool		has_ts;
+	int64		ts;
+	TtlItemState item;
 	int32		ttl;
 
-	if (doc_item_ttl(PG_GETARG_JSONB_P(0), &ttl) != TTL_ITEM_VALID)
+	doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	if (item != TTL_ITEM_VALID)
 		PG_RETURN_NULL();
 	PG_RETURN_INT32(ttl);
 }
@@ -350,13 +323,15 @@ PG_FUNCTION_INFO_V1(ttl_doc_expiry_sql);
 Datum
 ttl_doc_expiry_sql(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *doc = PG_GETARG_JSONB_P(0);
+	bool		has_ts;
+	int64		ts;
+	TtlItemState item;
 	int32		ttl;
 	int64		expiry;
 
-	if (doc_item_ttl(doc, &ttl) != TTL_ITEM_VALID || ttl <= 0)
-		PG_RETURN_NULL();
-	if (!doc_expiry_second(doc, false, ttl, &expiry))
+	doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	if (!has_ts || item != TTL_ITEM_VALID || ttl <= 0 ||
+		pg_add_s64_overflow(ts, ttl, &expiry))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(expiry);
 }
@@ -488,8 +463,7 @@ ttl_state(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 
 	doc = PG_GETARG_JSONB_P(1);
-	has_ts = doc_ts(doc, &ts);
-	item = doc_item_ttl(doc, &item_ttl);
+	doc_ts_and_ttl(doc, &has_ts, &ts, &item, &item_ttl);
 	PG_RETURN_DATUM(expiry_row(fcinfo,
 							   c.default_is_null, c.default_ttl,
 							   item != TTL_ITEM_VALID, item_ttl,
