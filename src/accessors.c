@@ -57,14 +57,20 @@ value_as_text(JsonbValue *v, text **result)
 	}
 }
 
+/* The value at key (argument 1) of the document (argument 0), or NULL. */
+static JsonbValue *
+field_arg(FunctionCallInfo fcinfo, JsonbValue *buf)
+{
+	return object_field(&PG_GETARG_JSONB_P(0)->root, PG_GETARG_TEXT_PP(1), buf);
+}
+
 /* ttl.field(doc, key): doc ->> key, leak-free. */
 PG_FUNCTION_INFO_V1(ttl_field);
 Datum
 ttl_field(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *doc = PG_GETARG_JSONB_P(0);
 	JsonbValue	buf;
-	JsonbValue *v = object_field(&doc->root, PG_GETARG_TEXT_PP(1), &buf);
+	JsonbValue *v = field_arg(fcinfo, &buf);
 	text	   *result;
 
 	if (v == NULL || !value_as_text(v, &result))
@@ -82,9 +88,8 @@ PG_FUNCTION_INFO_V1(ttl_field_bigint);
 Datum
 ttl_field_bigint(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *doc = PG_GETARG_JSONB_P(0);
 	JsonbValue	buf;
-	JsonbValue *v = object_field(&doc->root, PG_GETARG_TEXT_PP(1), &buf);
+	JsonbValue *v = field_arg(fcinfo, &buf);
 	int64		result;
 
 	if (v == NULL || v->type != jbvNumeric ||
@@ -98,9 +103,8 @@ PG_FUNCTION_INFO_V1(ttl_field_float);
 Datum
 ttl_field_float(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *doc = PG_GETARG_JSONB_P(0);
 	JsonbValue	buf;
-	JsonbValue *v = object_field(&doc->root, PG_GETARG_TEXT_PP(1), &buf);
+	JsonbValue *v = field_arg(fcinfo, &buf);
 
 	if (v == NULL || v->type != jbvNumeric)
 		PG_RETURN_NULL();
