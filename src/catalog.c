@@ -218,7 +218,7 @@ require_container(Oid relid)
 static void
 check_default_ttl(Oid relid, int64 value)
 {
-	if (!ttl_is_valid_default(value))
+	if (!ttl_is_valid_ttl(value))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid default_ttl for container \"%s\": %lld",

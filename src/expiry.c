@@ -120,16 +120,17 @@ ttl_item_ttl_value(const JsonbValue *v, int32 *ttl)
 
 	if (v->type != jbvNumeric ||
 		!ttl_numeric_to_int64(v->val.numeric, &n) ||
-		!(n == -1 || (n >= 1 && n <= PG_INT32_MAX)))
+		!ttl_is_valid_ttl(n))
 		return TTL_ITEM_INVALID;
 	*ttl = (int32) n;
 	return TTL_ITEM_VALID;
 }
 
+/* A valid time-to-live, for an item as for a container: -1 or 1..INT32_MAX. */
 bool
-ttl_is_valid_default(int64 default_ttl)
+ttl_is_valid_ttl(int64 ttl)
 {
-	return default_ttl == -1 || (default_ttl >= 1 && default_ttl <= PG_INT32_MAX);
+	return ttl == -1 || (ttl >= 1 && ttl <= PG_INT32_MAX);
 }
 
 /* A JSON value as text for an error message, cut to a readable length. */
@@ -206,7 +207,7 @@ doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int32 *t
 			*has_ts = true;
 			*ts = n;
 		}
-		else if (n == -1 || (n >= 1 && n <= PG_INT32_MAX))
+		else if (ttl_is_valid_ttl(n))
 		{
 			*item = TTL_ITEM_VALID;
 			*ttl = (int32) n;

@@ -53,7 +53,6 @@ typedef struct PurgeCursor
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
 	bool		honour_pause;	/* automatic purge stops when paused */
-	char	   *error;
 } PurgeCursor;
 
 static void
@@ -582,7 +581,6 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 	if (edata == NULL)
 		return;
 	cur->kind = PURGE_DONE;
-	cur->error = edata->message;
 	name = get_rel_name(cur->relid);
 	ereport(WARNING,
 			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", edata->message),

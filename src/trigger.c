@@ -200,7 +200,7 @@ stamp_document(Relation rel, Jsonb *doc, int64 now_seconds)
 
 			if (value.type != JENTRY_ISNUMERIC ||
 				!ttl_numeric_to_int64((Numeric) value.data, &ttl) ||
-				!(ttl == -1 || (ttl >= 1 && ttl <= PG_INT32_MAX)))
+				!ttl_is_valid_ttl(ttl))
 				report_bad_root_ttl(rel, doc);
 		}
 		if (!ts_placed && cmp > 0)

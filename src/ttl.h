@@ -43,7 +43,7 @@ typedef enum TtlItemState
 
 extern bool ttl_numeric_to_int64(Numeric num, int64 *result);
 extern TtlItemState ttl_item_ttl_value(const JsonbValue *v, int32 *ttl);
-extern bool ttl_is_valid_default(int64 default_ttl);
+extern bool ttl_is_valid_ttl(int64 ttl);
 extern char *ttl_jsonb_value_text(const JsonbValue *v);
 
 /* trigger.c */

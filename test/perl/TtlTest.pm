@@ -9,15 +9,15 @@ use PostgreSQL::Test::Cluster;
 
 our @EXPORT = qw(ttl_node wait_seconds worker_pids);
 
-# A started node with shared_preload_libraries = 'ttl', ttl.naptime = 1 and
-# any further postgresql.conf lines.
+# A started node with shared_preload_libraries = $preload ('ttl' unless
+# given), ttl.naptime = 1 and any further postgresql.conf lines.
 sub ttl_node
 {
-	my ($name, $extra_conf) = @_;
+	my ($name, $extra_conf, $preload) = @_;
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
 	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'ttl'
+shared_preload_libraries = '} . ($preload // 'ttl') . qq{'
 ttl.naptime = 1
 } . ($extra_conf // ''));
 	$node->start;

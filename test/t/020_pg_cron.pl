@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use TtlTest;
 
 # pg_cron 1.4 schedules by the minute: the first run can take up to 60 s.
 my $cron_wait = 150;
@@ -15,17 +18,11 @@ my $cron_wait = 150;
 sub cron_node
 {
 	my ($name, $preload) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = '$preload'
+	return ttl_node($name, qq{
 cron.database_name = 'postgres'
 cron.use_background_workers = on
 max_worker_processes = 20
-ttl.naptime = 1
-});
-	$node->start;
-	return $node;
+}, $preload);
 }
 
 sub wait_for
