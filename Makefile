@@ -1,6 +1,6 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
 MODULE_big = ttl
-OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o \
+OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o src/purge_direct.o \
        src/launcher.o src/worker.o src/accessors.o
 EXTENSION = ttl
 DATA = ttl--1.0.sql
@@ -8,7 +8,7 @@ PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors
 REGRESS_OPTS = --load-extension=ttl
-ISOLATION = purge_vs_update purge_vs_lock purge_concurrency
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path
 
 PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config

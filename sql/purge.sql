@@ -141,6 +141,96 @@ SELECT ttl.set_default_ttl('b', NULL);
 SELECT expired_backlog FROM ttl.stats WHERE container = 'b'::regclass;
 DROP TABLE b CASCADE;
 
+-- which way a batch deletes: directly (deletes that skip rows others hold)
+-- when a DELETE would only delete; otherwise a DELETE statement, so that
+-- triggers, foreign keys, rules and row security act exactly as for a
+-- user's DELETE.  DEBUG1 names the path and why.
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+CREATE TABLE w (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('w', 60);
+CREATE FUNCTION w_rows() RETURNS void LANGUAGE sql AS $$
+    INSERT INTO w SELECT g, jsonb_build_object('g', g) FROM generate_series(1, 6) g
+        ON CONFLICT DO NOTHING
+$$;
+SELECT w_rows();
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('w');
+RESET client_min_messages;
+-- an audit trigger on DELETE sees every purged row (purge runs with
+-- search_path = pg_catalog, pg_temp: trigger functions name their schema)
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+CREATE TABLE w_audit (id int, doc jsonb);
+CREATE FUNCTION w_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.w_audit VALUES (OLD.id, OLD.doc - '_ts');
+    RETURN OLD;
+END $$;
+CREATE TRIGGER w_audit AFTER DELETE ON w FOR EACH ROW EXECUTE FUNCTION w_audit();
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('w');
+RESET client_min_messages;
+SELECT * FROM w_audit ORDER BY id;
+DROP TRIGGER w_audit ON w;
+-- a foreign key pointing at the container: ON DELETE CASCADE cascades,
+-- and a restricting one makes the purge fail, not orphan rows
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+CREATE TABLE w_child (id int PRIMARY KEY, parent int REFERENCES w ON DELETE CASCADE);
+INSERT INTO w_child VALUES (10, 1), (20, 2);
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('w');
+RESET client_min_messages;
+SELECT count(*) AS children_left FROM w_child;
+DROP TABLE w_child;
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+CREATE TABLE w_keep (id int PRIMARY KEY, parent int REFERENCES w);
+INSERT INTO w_keep VALUES (10, 1);
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SELECT ttl.purge('w');
+SELECT count(*) AS all_kept FROM w;
+DROP TABLE w_keep;
+SELECT ttl.purge('w');
+-- row security forced on a (non-superuser) owner: purge deletes only what
+-- a DELETE by the owner may (its row locks also need an UPDATE policy)
+CREATE ROLE regress_ttl_w_owner;
+ALTER TABLE w OWNER TO regress_ttl_w_owner;
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+ALTER TABLE w ENABLE ROW LEVEL SECURITY;
+ALTER TABLE w FORCE ROW LEVEL SECURITY;
+CREATE POLICY w_see ON w FOR SELECT USING (true);
+CREATE POLICY w_lock ON w FOR UPDATE USING (true);
+CREATE POLICY w_odd ON w FOR DELETE USING (id % 2 = 1);
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('w');
+RESET client_min_messages;
+SELECT id FROM w ORDER BY id;
+ALTER TABLE w NO FORCE ROW LEVEL SECURITY;
+SET client_min_messages = debug1;
+SELECT ttl.purge('w');
+RESET client_min_messages;
+ALTER TABLE w DISABLE ROW LEVEL SECURITY;
+ALTER TABLE w OWNER TO CURRENT_USER;
+DROP OWNED BY regress_ttl_w_owner;
+DROP ROLE regress_ttl_w_owner;
+-- a purge index dropped by hand: the statement still finds every row
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+DROP INDEX w_ttl_ts_idx;
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('w');
+RESET client_min_messages;
+SELECT count(*) FROM w;
+DROP TABLE w, w_audit CASCADE;
+DROP FUNCTION w_rows(), w_audit();
+
 -- scheduling needs pg_cron in this database, and says how to get it
 DO $$
 BEGIN

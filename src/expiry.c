@@ -225,21 +225,36 @@ static bool
 doc_expiry_second(Jsonb *doc, bool default_is_null, int32 default_ttl,
 				  int64 *expiry)
 {
-	bool		has_ts;
 	int64		ts;
+
+	if (default_is_null)
+		return false;
+	return ttl_doc_expiry(doc, default_ttl, &ts, expiry);
+}
+
+/*
+ * For purge: the document's _ts (*ts, PG_INT64_MIN when it has none) and,
+ * when it expires at all under this (non-NULL) default, its expiry second.
+ * Never raises.
+ */
+bool
+ttl_doc_expiry(Jsonb *doc, int32 default_ttl, int64 *ts, int64 *expiry)
+{
+	bool		has_ts;
 	TtlItemState item;
 	int32		item_ttl = 0;
 	int32		effective;
 
-	if (default_is_null)
-		return false;
-	doc_ts_and_ttl(doc, &has_ts, &ts, &item, &item_ttl);
+	doc_ts_and_ttl(doc, &has_ts, ts, &item, &item_ttl);
 	if (!has_ts)
+	{
+		*ts = PG_INT64_MIN;
 		return false;
+	}
 	effective = (item == TTL_ITEM_VALID) ? item_ttl : default_ttl;
 	if (effective <= 0)
 		return false;
-	return !pg_add_s64_overflow(ts, effective, expiry);
+	return !pg_add_s64_overflow(*ts, effective, expiry);
 }
 
 /*

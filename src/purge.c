@@ -9,9 +9,13 @@
  * advisory lock without waiting (another purger, or a policy change, means
  * "skip"), then RowExclusiveLock on the table and all its partitions without
  * waiting (a table locked by DDL is skipped, not queued behind), then
- * re-reads the default and the pause flag under that lock.  Rows are locked FOR UPDATE SKIP LOCKED and deleted by a
- * DELETE whose own WHERE clause repeats the expiry predicate, so a row whose
- * _ts was refreshed concurrently is never deleted.
+ * re-reads the default and the pause flag under that lock.  A plain table
+ * whose DELETE would do nothing but delete takes the direct path
+ * (purge_direct.c: deletes that skip, never wait for, rows others hold).
+ * Otherwise rows are locked FOR UPDATE SKIP LOCKED and deleted by a DELETE
+ * statement whose own WHERE clause repeats the expiry predicate, so
+ * triggers, foreign keys, rules and row security all act.  Either way a
+ * row whose _ts was refreshed concurrently is never deleted.
  */
 #include "ttl.h"
 
@@ -219,6 +223,10 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	int64		last_key;
 	int64		cutoff;
 	int			guc_level;
+	bool		partitioned;
+	char	   *doc_name;
+	const char *obstacle = "it is partitioned";
+	TtlDirectBatch direct;
 
 	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
 	{
@@ -252,7 +260,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		return 0;
 	}
 	default_ttl = spi_int64(0, 1, &isnull);
-	doc = quote_identifier(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+	doc_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	doc = quote_identifier(doc_name);
 	if (isnull)
 	{
 		SPI_finish();
@@ -265,28 +274,52 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		cur->lower_key = PG_INT64_MIN;
 	}
 
-	nspname = get_namespace_name(get_rel_namespace(cur->relid));
-	table = quote_qualified_identifier(nspname, relname);
-	sql = purge_statement(table, doc, cur->kind,
-						  get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE);
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
-	values[0] = Int64GetDatum(cur->lower_key);
-	values[1] = Int64GetDatum(cutoff);
-	values[2] = Int64GetDatum(limit);
-	values[3] = Int32GetDatum((int32) default_ttl);
-	values[4] = Int64GetDatum(cur->now_seconds);
-	guc_level = NewGUCNestLevel();
-	set_purge_plan_options();
-	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
-							  false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "purge statement failed on %s", table);
-	AtEOXact_GUC(true, guc_level);
-	found = spi_int64(0, 1, &isnull);
-	deleted = spi_int64(0, 2, &isnull);
-	last_key = spi_int64(0, 3, &isnull);
+	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
+	if (!partitioned)
+		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
+									cur->lower_key, cutoff, limit,
+									(int32) default_ttl, cur->now_seconds, &direct);
+	if (obstacle == NULL)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
+		found = direct.found;
+		deleted = direct.deleted;
+		last_key = direct.last_key;
+	}
+	else
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
+								 relname, obstacle)));
+		nspname = get_namespace_name(get_rel_namespace(cur->relid));
+		table = quote_qualified_identifier(nspname, relname);
+		sql = purge_statement(table, doc, cur->kind, partitioned);
+		values[0] = Int64GetDatum(cur->lower_key);
+		values[1] = Int64GetDatum(cutoff);
+		values[2] = Int64GetDatum(limit);
+		values[3] = Int32GetDatum((int32) default_ttl);
+		values[4] = Int64GetDatum(cur->now_seconds);
+		guc_level = NewGUCNestLevel();
+		set_purge_plan_options();
+		if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
+								  false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "purge statement failed on %s", table);
+		AtEOXact_GUC(true, guc_level);
+		found = spi_int64(0, 1, &isnull);
+		deleted = spi_int64(0, 2, &isnull);
+		last_key = spi_int64(0, 3, &isnull);
+	}
 	SPI_finish();
 
+	/*
+	 * A full batch that deleted nothing and did not move the key would find
+	 * the same rows again: treat the range as done for this walk.
+	 */
+	if (found >= limit && limit >= 0 && deleted == 0 && last_key == cur->lower_key)
+		found = 0;
 	if (limit < 0 || found < limit)
 	{
 		/* this key range is exhausted: next index, or done */

@@ -45,6 +45,7 @@ extern bool ttl_numeric_to_int64(Numeric num, int64 *result);
 extern TtlItemState ttl_item_ttl_value(const JsonbValue *v, int32 *ttl);
 extern bool ttl_is_valid_ttl(int64 ttl);
 extern char *ttl_jsonb_value_text(const JsonbValue *v);
+extern bool ttl_doc_expiry(Jsonb *doc, int32 default_ttl, int64 *ts, int64 *expiry);
 
 /* trigger.c */
 extern void ttl_validate_document(Relation rel, const char *doc_column,
@@ -79,6 +80,19 @@ extern void ttl_become_user(Oid userid, TtlUserContext *ctx);
 extern void ttl_restore_user(TtlUserContext *ctx);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 								 Datum *values, const char *nulls);
+
+/* purge_direct.c: a purge batch without a lock pass, where it applies */
+typedef struct TtlDirectBatch
+{
+	int64		found;			/* rows in the key range, not skipped as busy */
+	int64		deleted;
+	int64		last_key;		/* key of the last of them (keyset) */
+} TtlDirectBatch;
+
+extern const char *ttl_purge_direct(Oid relid, const char *doc_column, bool own,
+									int64 lower_key, int64 cutoff, int64 limit,
+									int32 default_ttl, int64 now_seconds,
+									TtlDirectBatch *out);
 
 /* purge.c */
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
