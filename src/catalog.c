@@ -226,26 +226,19 @@ check_default_ttl(Oid relid, int64 value)
 				 errdetail("The default must be NULL (time-to-live off), -1 (on, items expire only with their own ttl) or between 1 and 2147483647 seconds.")));
 }
 
+/*
+ * The owner of the extension's tables (the role that installed it): they
+ * are written as that role.  Syscache look-ups only; the purge writes its
+ * statistics once per batch.
+ */
 static Oid
 extension_owner(void)
 {
-	Oid			ext = get_extension_oid("ttl", false);
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			owner;
+	Oid			registry = get_relname_relid("registry", get_namespace_oid("ttl", false));
 
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "extension ttl has no catalog entry");
-	owner = ((Form_pg_extension) GETSTRUCT(tup))->extowner;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return owner;
+	if (!OidIsValid(registry))
+		elog(ERROR, "table ttl.registry is missing");
+	return ttl_table_owner(registry);
 }
 
 Oid
@@ -289,10 +282,14 @@ ttl_restore_user(TtlUserContext *ctx)
 	SetUserIdAndSecContext(ctx->save_userid, ctx->save_sec_context);
 }
 
-/* Run one statement on the extension's own tables, as their owner. */
+/*
+ * Run one statement on the extension's own tables, as their owner.  With
+ * saved, the plan is prepared once per backend and kept there (the plan
+ * cache re-plans it after DDL).
+ */
 void
 ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
-					 Datum *values, const char *nulls)
+					 Datum *values, const char *nulls, SPIPlanPtr *saved)
 {
 	TtlUserContext ctx;
 	int			rc;
@@ -300,7 +297,19 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 	ttl_become_user(extension_owner(), &ctx);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
+	if (saved != NULL && *saved == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare ttl registry statement: %s",
+				 SPI_result_code_string(SPI_result));
+		*saved = plan;
+	}
+	if (saved != NULL)
+		rc = SPI_execute_plan(*saved, values, nulls, false, 0);
+	else
+		rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
 	if (rc < 0)
 		elog(ERROR, "ttl registry statement failed: %s", SPI_result_code_string(rc));
 	SPI_finish();
@@ -406,7 +415,7 @@ ttl_register(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		nulls[2] = 'n';
 	ttl_registry_execute("INSERT INTO ttl.registry (relid, doc_column, default_ttl) "
-						 "VALUES ($1, $2, $3)", 3, argtypes, values, nulls);
+						 "VALUES ($1, $2, $3)", 3, argtypes, values, nulls, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }
@@ -433,7 +442,7 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 						   get_rel_name(DatumGetObjectId(values[i])));
 	}
 	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2 WHERE relid = $1",
-						 2, argtypes, values, nulls);
+						 2, argtypes, values, nulls, NULL);
 	PG_RETURN_VOID();
 }
 
@@ -450,9 +459,9 @@ ttl_unregister(PG_FUNCTION_ARGS)
 	lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	ttl_registry_execute("DELETE FROM ttl.registry WHERE relid = $1",
-						 1, argtypes, values, NULL);
+						 1, argtypes, values, NULL, NULL);
 	ttl_registry_execute("DELETE FROM ttl.purge_stats WHERE relid = $1",
-						 1, argtypes, values, NULL);
+						 1, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }
@@ -479,7 +488,7 @@ ttl_set_default_ttl(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		nulls[1] = 'n';
 	ttl_registry_execute("UPDATE ttl.registry SET default_ttl = $2 WHERE relid = $1",
-						 2, argtypes, values, nulls);
+						 2, argtypes, values, nulls, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }
@@ -496,7 +505,7 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = BoolGetDatum(paused);
 	ttl_registry_execute("UPDATE ttl.registry SET paused = $2 WHERE relid = $1",
-						 2, argtypes, values, NULL);
+						 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 }
 

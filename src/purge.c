@@ -207,6 +207,7 @@ try_lock_table_tree(Oid relid)
 static int64
 purge_batch(PurgeCursor *cur, int64 limit)
 {
+	static SPIPlanPtr registry_plan = NULL;
 	char	   *relname;
 	char	   *nspname;
 	char	   *table;
@@ -247,9 +248,15 @@ purge_batch(PurgeCursor *cur, int64 limit)
 
 	/* the default, read under the lock a policy change also takes */
 	regvalues[0] = ObjectIdGetDatum(cur->relid);
-	if (SPI_execute_with_args("SELECT default_ttl::int8, doc_column::text, paused "
-							  "FROM ttl.registry WHERE relid = $1",
-							  1, regtypes, regvalues, NULL, false, 1) != SPI_OK_SELECT)
+	if (registry_plan == NULL)
+	{
+		registry_plan = SPI_prepare("SELECT default_ttl::int8, doc_column::text, paused "
+									"FROM ttl.registry WHERE relid = $1",
+									1, regtypes);
+		if (registry_plan == NULL || SPI_keepplan(registry_plan) != 0)
+			elog(ERROR, "could not prepare the ttl.registry query");
+	}
+	if (SPI_execute_plan(registry_plan, regvalues, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read ttl.registry");
 	if (SPI_processed == 0 ||
 		(cur->honour_pause &&
@@ -339,6 +346,7 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 	Oid			argtypes[3] = {OIDOID, INT8OID, TEXTOID};
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
+	static SPIPlanPtr plan = NULL;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int64GetDatum(deleted);
@@ -356,7 +364,7 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
 		"  last_error = $3,"
 		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
-		3, argtypes, values, nulls);
+		3, argtypes, values, nulls, &plan);
 }
 
 /*

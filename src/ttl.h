@@ -13,6 +13,7 @@
 
 #include "datatype/timestamp.h"
 #include "utils/jsonb.h"
+#include "executor/spi.h"
 #include "utils/relcache.h"
 
 /* Seconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
@@ -79,7 +80,7 @@ typedef struct TtlUserContext
 extern void ttl_become_user(Oid userid, TtlUserContext *ctx);
 extern void ttl_restore_user(TtlUserContext *ctx);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
-								 Datum *values, const char *nulls);
+								 Datum *values, const char *nulls, SPIPlanPtr *saved);
 
 /* purge_direct.c: a purge batch without a lock pass, where it applies */
 typedef struct TtlDirectBatch
