@@ -231,6 +231,52 @@ SELECT count(*) FROM w;
 DROP TABLE w, w_audit CASCADE;
 DROP FUNCTION w_rows(), w_audit();
 
+-- a partitioned container: each partition is walked through its own part
+-- of the purge indexes, leaf by leaf, and small committed batches resume at
+-- (partition, key); a DELETE trigger on one partition means the statement
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+CREATE TABLE pp (tenant int, id int, doc jsonb NOT NULL, PRIMARY KEY (tenant, id))
+    PARTITION BY LIST (tenant);
+CREATE TABLE pp_1 PARTITION OF pp FOR VALUES IN (1);
+CREATE TABLE pp_2 (id int NOT NULL, doc jsonb NOT NULL, tenant int NOT NULL);
+ALTER TABLE pp ATTACH PARTITION pp_2 FOR VALUES IN (2);
+CREATE TABLE pp_3 PARTITION OF pp FOR VALUES IN (3);
+SELECT ttl.enable('pp', 60);
+CREATE FUNCTION pp_rows() RETURNS void LANGUAGE sql AS $$
+    INSERT INTO pp SELECT t, g, CASE WHEN g % 4 = 0 THEN jsonb_build_object('ttl', 30)
+                                     WHEN g % 4 = 1 THEN jsonb_build_object('ttl', -1)
+                                     ELSE jsonb_build_object() END
+      FROM generate_series(1, 3) t, generate_series(1, 8) g
+    ON CONFLICT DO NOTHING
+$$;
+SELECT pp_rows();
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('pp', 5);
+RESET client_min_messages;
+SELECT ttl.purge('pp', 7);
+SET ttl.batch_size = 2;
+CALL ttl.run_purge();
+RESET ttl.batch_size;
+SELECT tableoid::regclass, array_agg(id ORDER BY id) FROM pp GROUP BY 1 ORDER BY 1;
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT pp_rows();
+CREATE TABLE pp_audit (tenant int, id int);
+CREATE FUNCTION pp_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.pp_audit VALUES (OLD.tenant, OLD.id);
+    RETURN OLD;
+END $$;
+CREATE TRIGGER pp_audit AFTER DELETE ON pp_3 FOR EACH ROW EXECUTE FUNCTION pp_audit();
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('pp');
+RESET client_min_messages;
+SELECT tenant, array_agg(id ORDER BY id) FROM pp_audit GROUP BY 1;
+SELECT tableoid::regclass, array_agg(id ORDER BY id) FROM pp GROUP BY 1 ORDER BY 1;
+DROP TABLE pp, pp_audit CASCADE;
+DROP FUNCTION pp_rows(), pp_audit();
+
 -- scheduling needs pg_cron in this database, and says how to get it
 DO $$
 BEGIN

@@ -9,8 +9,8 @@
  * advisory lock without waiting (another purger, or a policy change, means
  * "skip"), then RowExclusiveLock on the table and all its partitions without
  * waiting (a table locked by DDL is skipped, not queued behind), then
- * re-reads the default and the pause flag under that lock.  A plain table
- * whose DELETE would do nothing but delete takes the direct path
+ * re-reads the default and the pause flag under that lock.  A table whose
+ * DELETE would do nothing but delete takes the direct path
  * (purge_direct.c: deletes that skip, never wait for, rows others hold).
  * Otherwise rows are locked FOR UPDATE SKIP LOCKED and deleted by a DELETE
  * statement whose own WHERE clause repeats the expiry predicate, so
@@ -53,7 +53,8 @@ typedef struct PurgeCursor
 	Oid			owner;
 	int64		now_seconds;	/* the round's clock */
 	PurgeKind	kind;
-	int64		lower_key;		/* keyset: resume where the last batch ended */
+	Oid			leaf;			/* keyset: resume where the last batch ended, */
+	int64		lower_key;		/* (partition of a direct walk, key) */
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
 	bool		honour_pause;	/* automatic purge stops when paused */
@@ -69,6 +70,7 @@ cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 	cur->now_seconds = now_seconds;
 	cur->honour_pause = honour_pause;
 	cur->kind = PURGE_INHERITED;
+	cur->leaf = InvalidOid;
 	cur->lower_key = PG_INT64_MIN;
 }
 
@@ -221,12 +223,13 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	int64		default_ttl;
 	int64		found;
 	int64		deleted;
+	Oid			last_leaf;
 	int64		last_key;
 	int64		cutoff;
 	int			guc_level;
 	bool		partitioned;
 	char	   *doc_name;
-	const char *obstacle = "it is partitioned";
+	const char *obstacle;
 	TtlDirectBatch direct;
 
 	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
@@ -278,22 +281,23 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	if (cur->kind == PURGE_INHERITED && default_ttl <= 0)
 	{
 		cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
+		cur->leaf = InvalidOid;
 		cur->lower_key = PG_INT64_MIN;
 	}
 
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	if (!partitioned)
-		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
-									cur->lower_key, cutoff, limit,
-									(int32) default_ttl, cur->now_seconds, &direct);
+	obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
+								cur->leaf, cur->lower_key, cutoff, limit,
+								(int32) default_ttl, cur->now_seconds, &direct);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
 		found = direct.found;
 		deleted = direct.deleted;
+		last_leaf = direct.last_leaf;
 		last_key = direct.last_key;
 	}
 	else
@@ -317,6 +321,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		AtEOXact_GUC(true, guc_level);
 		found = spi_int64(0, 1, &isnull);
 		deleted = spi_int64(0, 2, &isnull);
+		last_leaf = InvalidOid;
 		last_key = spi_int64(0, 3, &isnull);
 	}
 	SPI_finish();
@@ -325,16 +330,21 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * A full batch that deleted nothing and did not move the key would find
 	 * the same rows again: treat the range as done for this walk.
 	 */
-	if (found >= limit && limit >= 0 && deleted == 0 && last_key == cur->lower_key)
+	if (found >= limit && limit >= 0 && deleted == 0 &&
+		last_leaf == cur->leaf && last_key == cur->lower_key)
 		found = 0;
 	if (limit < 0 || found < limit)
 	{
 		/* this key range is exhausted: next index, or done */
 		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
+		cur->leaf = InvalidOid;
 		cur->lower_key = PG_INT64_MIN;
 	}
 	else
+	{
+		cur->leaf = last_leaf;
 		cur->lower_key = last_key;
+	}
 	cur->deleted += deleted;
 	return deleted;
 }
@@ -448,6 +458,7 @@ typedef struct ResumePoint
 {
 	Oid			relid;
 	PurgeKind	kind;
+	Oid			leaf;
 	int64		lower_key;
 	int64		deleted;
 } ResumePoint;
@@ -473,6 +484,7 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	if (point == NULL)
 		return;
 	cur->kind = point->kind;
+	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
 	cur->deleted = point->deleted;
 }
@@ -495,6 +507,7 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 			continue;
 		point = hash_search(resume, &cursors[i].relid, HASH_ENTER, NULL);
 		point->kind = cursors[i].kind;
+		point->leaf = cursors[i].leaf;
 		point->lower_key = cursors[i].lower_key;
 		point->deleted = cursors[i].deleted;
 	}

@@ -12,14 +12,19 @@
  * transaction comes back as busy and is left for a later round.
  *
  * It applies only when a plain DELETE would do nothing but delete: a plain
- * table (not partitioned, no inheritance children), no DELETE triggers
- * (foreign keys pointing at the table are triggers too), no rules, no row
- * security that applies to the owner, DELETE and SELECT granted, and a
- * valid purge index of the wanted kind.  Otherwise it returns the reason
- * and the caller runs the statement, which does everything a DELETE does.
+ * table without inheritance children, or a partitioned one whose leaves are
+ * all plain tables; no DELETE triggers (foreign keys pointing at the table
+ * are triggers too), no rules, no row security that applies to the owner,
+ * DELETE and SELECT granted, and a valid purge index of the wanted kind on
+ * every leaf.  Otherwise it returns the reason and the caller runs the
+ * statement, which does everything a DELETE does.
  *
- * Locking: the caller holds RowExclusiveLock on the table (taken without
- * waiting) and runs as the table's owner.  The index is locked
+ * A partitioned container is walked one leaf at a time, leaves in OID
+ * order, each through its own partition of the purge index; the keyset is
+ * (leaf, key).
+ *
+ * Locking: the caller holds RowExclusiveLock on the table and every
+ * partition (taken without waiting) and runs as the table's owner.  The index is locked
  * AccessShareLock without waiting; an index we cannot lock now is not used.
  * Each row is re-checked against the expiry rule on the very version that
  * is deleted; a version changed since our snapshot fails to delete.
@@ -34,6 +39,8 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "commands/comment.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
@@ -51,18 +58,16 @@
 #define TTL_PURGE_INDEX_COMMENT "ttl purge index"
 
 /*
- * Why a DELETE statement is needed for this table, or NULL when a direct
- * delete does exactly what it would.
+ * Why a DELETE statement is needed for this table (a plain table, or the
+ * root of a partitioned one), or NULL when direct deletes do exactly what
+ * it would.
  */
 static const char *
-direct_delete_obstacle(Relation rel)
+relation_obstacle(Relation rel)
 {
 	TriggerDesc *trig = rel->trigdesc;
+	Oid			relid = RelationGetRelid(rel);
 
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
-		return "it is not a plain table";
-	if (rel->rd_rel->relhassubclass)
-		return "it has inheritance children";
 	if (trig && (trig->trig_delete_before_row || trig->trig_delete_after_row ||
 				 trig->trig_delete_instead_row ||
 				 trig->trig_delete_before_statement ||
@@ -71,18 +76,71 @@ direct_delete_obstacle(Relation rel)
 		return "it has DELETE triggers or is referenced by a foreign key";
 	if (rel->rd_rules != NULL)
 		return "it has rules";
-	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, true) == RLS_ENABLED)
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
 		return "row-level security applies to its owner";
-	if (pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_DELETE) != ACLCHECK_OK ||
-		pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_DELETE) != ACLCHECK_OK ||
+		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		return "its owner lacks DELETE or SELECT on it";
 	return NULL;
 }
 
 /*
+ * The leaves to walk, in OID order (a plain table is its own leaf), or NIL
+ * with *obstacle set.  The caller holds locks on all of them.
+ */
+static List *
+direct_leaves(Relation root, const char **obstacle)
+{
+	Oid			relid = RelationGetRelid(root);
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	*obstacle = NULL;
+	if (root->rd_rel->relkind == RELKIND_RELATION)
+	{
+		if (root->rd_rel->relhassubclass)
+			*obstacle = "it has inheritance children";
+		else
+			*obstacle = relation_obstacle(root);
+		return *obstacle ? NIL : list_make1_oid(relid);
+	}
+	if (root->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+	{
+		*obstacle = "it is not a table";
+		return NIL;
+	}
+	*obstacle = relation_obstacle(root);
+	if (*obstacle)
+		return NIL;
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	{
+		Oid			child = lfirst_oid(lc);
+		char		relkind = get_rel_relkind(child);
+		Relation	rel;
+
+		if (relkind == RELKIND_PARTITIONED_TABLE)
+			continue;
+		if (relkind != RELKIND_RELATION)
+		{
+			*obstacle = "a partition is not a plain table";
+			return NIL;
+		}
+		rel = table_open(child, NoLock);
+		*obstacle = relation_obstacle(rel);
+		table_close(rel, NoLock);
+		if (*obstacle)
+			return NIL;
+		leaves = lappend_oid(leaves, child);
+	}
+	list_sort(leaves, list_oid_cmp);
+	return leaves;
+}
+
+/*
  * Whether index is a ttl purge index of the wanted kind on doc_attno: a
- * valid btree, marked by ttl.enable's comment, on ttl.doc_expiry(doc) (own)
- * or ttl.doc_ts(doc) (inherited).  The comment vouches for the predicate.
+ * valid btree on ttl.doc_expiry(doc) (own) or ttl.doc_ts(doc) (inherited),
+ * marked by ttl.enable's comment, itself or (on a partition) the
+ * partitioned index it belongs to.  The comment vouches for the predicate.
  */
 static bool
 is_purge_index(Relation index, AttrNumber doc_attno, bool own)
@@ -90,6 +148,7 @@ is_purge_index(Relation index, AttrNumber doc_attno, bool own)
 	List	   *exprs;
 	FuncExpr   *func;
 	Var		   *arg;
+	List	   *ancestors;
 	char	   *comment;
 
 	if (index->rd_rel->relam != BTREE_AM_OID ||
@@ -108,7 +167,10 @@ is_purge_index(Relation index, AttrNumber doc_attno, bool own)
 		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false) ||
 		strcmp(get_func_name(func->funcid), own ? "doc_expiry" : "doc_ts") != 0)
 		return false;
-	comment = GetComment(RelationGetRelid(index), RelationRelationId, 0);
+	ancestors = index->rd_rel->relispartition ?
+		get_partition_ancestors(RelationGetRelid(index)) : NIL;
+	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
+						 RelationRelationId, 0);
 	return comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0;
 }
 
@@ -116,10 +178,9 @@ is_purge_index(Relation index, AttrNumber doc_attno, bool own)
 static Relation
 open_purge_index(Relation rel, AttrNumber doc_attno, bool own)
 {
-	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
 
-	foreach(lc, indexes)
+	foreach(lc, RelationGetIndexList(rel))
 	{
 		Oid			indexoid = lfirst_oid(lc);
 		Relation	index;
@@ -134,63 +195,36 @@ open_purge_index(Relation rel, AttrNumber doc_attno, bool own)
 	return NULL;
 }
 
-/*
- * Walk the index from lower_key to cutoff (inclusive) and delete each
- * expired row, stopping after limit (< 0: no limit) rows not skipped as
- * busy.  Returns NULL when it ran, else why it did not apply (nothing done).
- */
-const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-				 int64 lower_key, int64 cutoff, int64 limit,
-				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+/* One leaf with its purge index, ready to walk. */
+typedef struct DirectLeaf
 {
 	Relation	rel;
 	Relation	index;
 	AttrNumber	doc_attno;
-	const char *obstacle;
-	Snapshot	snapshot;
+} DirectLeaf;
+
+/*
+ * Walk one leaf's index from lower_key to cutoff (inclusive), deleting each
+ * expired row, until out->found reaches limit (< 0: no limit).  Rows that
+ * are busy (locked, being changed, changed since the snapshot) are skipped
+ * and not counted.
+ */
+static void
+walk_leaf(DirectLeaf *leaf, bool own, int64 lower_key, int64 cutoff, int64 limit,
+		  int32 default_ttl, int64 now_seconds, Snapshot snapshot, CommandId cid,
+		  MemoryContext row_cxt, TtlDirectBatch *out)
+{
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
-	MemoryContext row_cxt;
-	MemoryContext oldcxt;
-	CommandId	cid;
-
-	memset(out, 0, sizeof(TtlDirectBatch));
-	out->last_key = lower_key;
-
-	/* the caller holds RowExclusiveLock */
-	rel = table_open(relid, NoLock);
-	obstacle = direct_delete_obstacle(rel);
-	doc_attno = get_attnum(relid, doc_column);
-	if (obstacle == NULL && doc_attno == InvalidAttrNumber)
-		obstacle = "its document column is missing";
-	index = (obstacle == NULL) ? open_purge_index(rel, doc_attno, own) : NULL;
-	if (obstacle == NULL && index == NULL)
-		obstacle = "its purge index is missing, invalid or locked";
-	if (obstacle != NULL)
-	{
-		table_close(rel, NoLock);
-		return obstacle;
-	}
-	/* a published table without a replica identity cannot DELETE either */
-	CheckCmdReplicaIdentity(rel, CMD_DELETE);
-
-	/* a statement's snapshot and command id, as SPI gives the statement path */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	snapshot = GetActiveSnapshot();
-	cid = GetCurrentCommandId(true);
 
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(lower_key));
 	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
 				Int64GetDatum(cutoff));
-	scan = index_beginscan(rel, index, snapshot, 2, 0);
+	scan = index_beginscan(leaf->rel, leaf->index, snapshot, 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
-	slot = table_slot_create(rel, NULL);
-	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ttl purge row",
-									ALLOCSET_SMALL_SIZES);
+	slot = table_slot_create(leaf->rel, NULL);
 
 	while ((limit < 0 || out->found < limit) &&
 		   index_getnext_slot(scan, ForwardScanDirection, slot))
@@ -199,47 +233,116 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool own,
 		Datum		doc;
 		int64		ts;
 		int64		expiry;
-		bool		expires;
+		bool		due;
+		MemoryContext oldcxt;
 		TM_Result	result;
 		TM_FailureData tmfd;
 
 		CHECK_FOR_INTERRUPTS();
-		doc = slot_getattr(slot, doc_attno, &isnull);
+		doc = slot_getattr(slot, leaf->doc_attno, &isnull);
 		if (isnull)
 			continue;			/* cannot be in a purge index */
 		oldcxt = MemoryContextSwitchTo(row_cxt);
-		expires = ttl_doc_expiry(DatumGetJsonbP(doc), default_ttl, &ts, &expiry);
+		due = ttl_doc_expiry(DatumGetJsonbP(doc), default_ttl, &ts, &expiry) &&
+			expiry <= now_seconds;
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(row_cxt);
 
-		if (!expires || expiry > now_seconds)
-		{
-			/* not due after all (it cannot be, unless the index lies) */
-			out->found++;
-			out->last_key = own ? (expires ? expiry : ts) : ts;
-			continue;
-		}
-		result = table_tuple_delete(rel, &slot->tts_tid, cid, snapshot,
+		if (!due)
+			continue;			/* cannot be, unless the index lies: not ours */
+		result = table_tuple_delete(leaf->rel, &slot->tts_tid, cid, snapshot,
 									InvalidSnapshot, false, &tmfd, false);
+		if (result == TM_BeingModified || result == TM_Updated || result == TM_Deleted)
+			continue;			/* busy: left for a later batch */
+		if (result != TM_Ok && result != TM_SelfModified)
+			elog(ERROR, "unexpected table_tuple_delete status %d", (int) result);
 		if (result == TM_Ok)
 			out->deleted++;
-		else if (result != TM_BeingModified && result != TM_Updated &&
-				 result != TM_Deleted && result != TM_SelfModified)
-			elog(ERROR, "unexpected table_tuple_delete status %d", (int) result);
-		if (result == TM_Ok || result == TM_SelfModified)
-		{
-			out->found++;
-			out->last_key = own ? expiry : ts;
-		}
-		/* else: busy (locked, being changed, or changed since): skipped */
+		out->found++;
+		out->last_leaf = RelationGetRelid(leaf->rel);
+		out->last_key = own ? expiry : ts;
 	}
 
-	MemoryContextDelete(row_cxt);
 	ExecDropSingleTupleTableSlot(slot);
 	index_endscan(scan);
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
-	PopActiveSnapshot();
-	CommandCounterIncrement();
-	return NULL;
+}
+
+/*
+ * Walk the purge index of that kind from (start_leaf, lower_key) to cutoff
+ * and delete each expired row, stopping after limit (< 0: no limit) rows
+ * not skipped as busy.  Returns NULL when it ran, else why it did not apply
+ * (nothing done).
+ */
+const char *
+ttl_purge_direct(Oid relid, const char *doc_column, bool own,
+				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
+				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+{
+	Relation	root;
+	const char *obstacle;
+	List	   *leaf_oids;
+	DirectLeaf *leaves;
+	int			nleaves = 0;
+	ListCell   *lc;
+	Snapshot	snapshot;
+	CommandId	cid;
+	MemoryContext row_cxt;
+	int			i;
+
+	memset(out, 0, sizeof(TtlDirectBatch));
+	out->last_leaf = start_leaf;
+	out->last_key = lower_key;
+
+	/* the caller holds RowExclusiveLock on the table and its partitions */
+	root = table_open(relid, NoLock);
+	leaf_oids = direct_leaves(root, &obstacle);
+	table_close(root, NoLock);
+	if (obstacle)
+		return obstacle;
+
+	/* every leaf and its index first: all or nothing takes the direct path */
+	leaves = palloc0(sizeof(DirectLeaf) * Max(list_length(leaf_oids), 1));
+	foreach(lc, leaf_oids)
+	{
+		DirectLeaf *leaf = &leaves[nleaves];
+
+		if (lfirst_oid(lc) < start_leaf)
+			continue;			/* done earlier in this walk */
+		leaf->rel = table_open(lfirst_oid(lc), NoLock);
+		nleaves++;
+		leaf->doc_attno = get_attnum(RelationGetRelid(leaf->rel), doc_column);
+		if (leaf->doc_attno == InvalidAttrNumber)
+			obstacle = "its document column is missing";
+		else if ((leaf->index = open_purge_index(leaf->rel, leaf->doc_attno, own)) == NULL)
+			obstacle = "its purge index is missing, invalid or locked";
+		if (obstacle)
+			break;
+		/* a published table without a replica identity cannot DELETE either */
+		CheckCmdReplicaIdentity(leaf->rel, CMD_DELETE);
+	}
+	if (obstacle == NULL)
+	{
+		/* a statement's snapshot and command id, as SPI gives the statement */
+		CommandCounterIncrement();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		snapshot = GetActiveSnapshot();
+		cid = GetCurrentCommandId(true);
+		row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ttl purge row",
+										ALLOCSET_SMALL_SIZES);
+		for (i = 0; i < nleaves && (limit < 0 || out->found < limit); i++)
+			walk_leaf(&leaves[i], own,
+					  RelationGetRelid(leaves[i].rel) == start_leaf ? lower_key : PG_INT64_MIN,
+					  cutoff, limit, default_ttl, now_seconds, snapshot, cid,
+					  row_cxt, out);
+		MemoryContextDelete(row_cxt);
+		PopActiveSnapshot();
+		CommandCounterIncrement();
+	}
+	for (i = 0; i < nleaves; i++)
+	{
+		if (leaves[i].index)
+			index_close(leaves[i].index, NoLock);
+		table_close(leaves[i].rel, NoLock);
+	}
+	return obstacle;
 }

@@ -87,12 +87,13 @@ typedef struct TtlDirectBatch
 {
 	int64		found;			/* rows in the key range, not skipped as busy */
 	int64		deleted;
-	int64		last_key;		/* key of the last of them (keyset) */
+	Oid			last_leaf;		/* keyset: leaf (partition) and key of the */
+	int64		last_key;		/* last of them */
 } TtlDirectBatch;
 
 extern const char *ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-									int64 lower_key, int64 cutoff, int64 limit,
-									int32 default_ttl, int64 now_seconds,
+									Oid start_leaf, int64 lower_key, int64 cutoff,
+									int64 limit, int32 default_ttl, int64 now_seconds,
 									TtlDirectBatch *out);
 
 /* purge.c */
