@@ -231,6 +231,43 @@ SELECT count(*) FROM w;
 DROP TABLE w, w_audit CASCADE;
 DROP FUNCTION w_rows(), w_audit();
 
+-- ttl.purge() without max_rows takes both kinds of items in one bitmap pass;
+-- when work_mem makes the bitmap lossy, whole pages are re-checked and only
+-- what is due goes (the EXPLAIN shows the same bitmap going lossy)
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+CREATE TABLE lossy (id int PRIMARY KEY, doc jsonb NOT NULL) WITH (fillfactor = 10);
+SELECT ttl.enable('lossy', 60);
+INSERT INTO lossy SELECT g, CASE WHEN g % 7 = 0 THEN jsonb_build_object('ttl', -1)
+                                 WHEN g % 5 = 0 THEN jsonb_build_object('ttl', 30)
+                                 WHEN g % 11 = 0 THEN jsonb_build_object('ttl', 600)
+                                 ELSE jsonb_build_object() END
+  FROM generate_series(1, 20000) g;
+ANALYZE lossy;
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET work_mem = '64kB';
+DO $$
+DECLARE
+    line text;
+    lossy boolean := false;
+BEGIN
+    SET LOCAL enable_indexscan = off;
+    FOR line IN EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+        SELECT * FROM lossy WHERE ttl.doc_ttl(doc) IS NULL AND ttl.doc_ts(doc) <= 1767225840
+    LOOP
+        lossy := lossy OR line ~ 'lossy=[1-9]';
+    END LOOP;
+    RAISE NOTICE 'bitmap lossy at this work_mem: %', lossy;
+END $$;
+SELECT count(*) FILTER (WHERE ttl.is_expired('lossy', doc)) AS due,
+       count(*) FILTER (WHERE NOT ttl.is_expired('lossy', doc)) AS kept FROM lossy;
+SELECT ttl.purge('lossy');
+RESET work_mem;
+SELECT count(*) FILTER (WHERE ttl.is_expired('lossy', doc)) AS due,
+       count(*) FILTER (WHERE doc->'ttl' = '-1') AS never,
+       count(*) FILTER (WHERE doc->'ttl' = '600') AS later,
+       count(*) AS kept FROM lossy;
+DROP TABLE lossy CASCADE;
+
 -- a partitioned container: each partition is walked through its own part
 -- of the purge indexes, leaf by leaf, and small committed batches resume at
 -- (partition, key); a DELETE trigger on one partition means the statement

@@ -288,9 +288,19 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
-								cur->leaf, cur->lower_key, cutoff, limit,
-								(int32) default_ttl, cur->now_seconds, &direct);
+	if (limit < 0)
+	{
+		/* no limit, no keyset: both kinds in one pass over the table */
+		obstacle = ttl_purge_direct_all(cur->relid, doc_name,
+										cur->kind == PURGE_INHERITED,
+										(int32) default_ttl, cur->now_seconds, &direct);
+		if (obstacle == NULL)
+			cur->kind = PURGE_OWN;	/* done: the range check below ends it */
+	}
+	else
+		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
+									cur->leaf, cur->lower_key, cutoff, limit,
+									(int32) default_ttl, cur->now_seconds, &direct);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,

@@ -36,6 +36,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "nodes/tidbitmap.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/namespace.h"
@@ -125,6 +126,12 @@ direct_leaves(Relation root, const char **obstacle)
 			*obstacle = "a partition is not a plain table";
 			return NIL;
 		}
+		/* held already, unless attached since the caller locked the tree */
+		if (!ConditionalLockRelationOid(child, RowExclusiveLock))
+		{
+			*obstacle = "a partition attached meanwhile is locked";
+			return NIL;
+		}
 		rel = table_open(child, NoLock);
 		*obstacle = relation_obstacle(rel);
 		table_close(rel, NoLock);
@@ -195,88 +202,230 @@ open_purge_index(Relation rel, AttrNumber doc_attno, bool own)
 	return NULL;
 }
 
-/* One leaf with its purge index, ready to walk. */
+/* One leaf with the purge indexes needed (inherited, own), ready to walk. */
 typedef struct DirectLeaf
 {
 	Relation	rel;
-	Relation	index;
+	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
 	AttrNumber	doc_attno;
 } DirectLeaf;
 
+/* What all the deletes of one direct batch share. */
+typedef struct DirectRun
+{
+	Snapshot	snapshot;
+	CommandId	cid;
+	MemoryContext row_cxt;
+	int32		default_ttl;
+	int64		now_seconds;
+	TtlDirectBatch *out;
+} DirectRun;
+
 /*
- * Walk one leaf's index from lower_key to cutoff (inclusive), deleting each
- * expired row, until out->found reaches limit (< 0: no limit).  Rows that
- * are busy (locked, being changed, changed since the snapshot) are skipped
- * and not counted.
+ * Delete the row version visible through tid (the root of a HOT chain) if
+ * it is due.  Returns whether it counts as found: visible and not busy.
+ */
+static bool
+delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *slot,
+				 ItemPointer tid, DirectRun *run)
+{
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		isnull;
+	Datum		doc;
+	int64		ts;
+	int64		expiry;
+	bool		due;
+	MemoryContext oldcxt;
+	TM_Result	result;
+	TM_FailureData tmfd;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!table_index_fetch_tuple(fetch, tid, run->snapshot, slot,
+								 &call_again, &all_dead))
+		return false;
+	doc = slot_getattr(slot, leaf->doc_attno, &isnull);
+	if (isnull)
+		return false;			/* never due */
+	oldcxt = MemoryContextSwitchTo(run->row_cxt);
+	due = ttl_doc_expiry(DatumGetJsonbP(doc), run->default_ttl, &ts, &expiry) &&
+		expiry <= run->now_seconds;
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(run->row_cxt);
+	if (!due)
+		return false;			/* a lossy bitmap page, or a lying index */
+
+	result = table_tuple_delete(leaf->rel, &slot->tts_tid, run->cid, run->snapshot,
+								InvalidSnapshot, false, &tmfd, false);
+	if (result == TM_BeingModified || result == TM_Updated || result == TM_Deleted)
+		return false;			/* busy: left for a later batch */
+	if (result != TM_Ok && result != TM_SelfModified)
+		elog(ERROR, "unexpected table_tuple_delete status %d", (int) result);
+	if (result == TM_Ok)
+		run->out->deleted++;
+	return true;
+}
+
+/* A candidate row: where the index points, and its key there. */
+typedef struct Candidate
+{
+	ItemPointerData tid;
+	int64		key;
+} Candidate;
+
+/* Candidates gathered in key order, then deleted in physical order. */
+#define CANDIDATE_CHUNK 65536
+
+static int
+candidate_tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare(&((Candidate *) a)->tid, &((Candidate *) b)->tid);
+}
+
+/*
+ * Walk one leaf's index of that kind from lower_key to cutoff (inclusive),
+ * deleting each expired row, until out->found reaches limit (< 0: no
+ * limit).  Index entries are read in key order (the keyset) in chunks, and
+ * each chunk is deleted in physical order: items with their own ttl lie
+ * scattered over the table in key order.
  */
 static void
-walk_leaf(DirectLeaf *leaf, bool own, int64 lower_key, int64 cutoff, int64 limit,
-		  int32 default_ttl, int64 now_seconds, Snapshot snapshot, CommandId cid,
-		  MemoryContext row_cxt, TtlDirectBatch *out)
+walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit,
+		  DirectRun *run)
 {
+	TtlDirectBatch *out = run->out;
 	IndexScanDesc scan;
+	IndexFetchTableData *fetch;
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
+	Candidate  *cands;
 
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(lower_key));
 	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
 				Int64GetDatum(cutoff));
-	scan = index_beginscan(leaf->rel, leaf->index, snapshot, 2, 0);
+	scan = index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
+	scan->xs_want_itup = true;	/* the key, from the index tuple */
 	index_rescan(scan, keys, 2, NULL, 0);
+	fetch = table_index_fetch_begin(leaf->rel);
 	slot = table_slot_create(leaf->rel, NULL);
+	cands = palloc(sizeof(Candidate) * CANDIDATE_CHUNK);
 
-	while ((limit < 0 || out->found < limit) &&
-		   index_getnext_slot(scan, ForwardScanDirection, slot))
+	for (;;)
 	{
-		bool		isnull;
-		Datum		doc;
-		int64		ts;
-		int64		expiry;
-		bool		due;
-		MemoryContext oldcxt;
-		TM_Result	result;
-		TM_FailureData tmfd;
+		int64		want = CANDIDATE_CHUNK;
+		int			n = 0;
+		int			i;
+		ItemPointer tid;
 
-		CHECK_FOR_INTERRUPTS();
-		doc = slot_getattr(slot, leaf->doc_attno, &isnull);
-		if (isnull)
-			continue;			/* cannot be in a purge index */
-		oldcxt = MemoryContextSwitchTo(row_cxt);
-		due = ttl_doc_expiry(DatumGetJsonbP(doc), default_ttl, &ts, &expiry) &&
-			expiry <= now_seconds;
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(row_cxt);
+		if (limit >= 0)
+			want = Min(want, limit - out->found);
+		if (want <= 0)
+			break;
+		while (n < want && (tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+		{
+			bool		isnull;
+			Datum		key = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc, &isnull);
 
-		if (!due)
-			continue;			/* cannot be, unless the index lies: not ours */
-		result = table_tuple_delete(leaf->rel, &slot->tts_tid, cid, snapshot,
-									InvalidSnapshot, false, &tmfd, false);
-		if (result == TM_BeingModified || result == TM_Updated || result == TM_Deleted)
-			continue;			/* busy: left for a later batch */
-		if (result != TM_Ok && result != TM_SelfModified)
-			elog(ERROR, "unexpected table_tuple_delete status %d", (int) result);
-		if (result == TM_Ok)
-			out->deleted++;
-		out->found++;
+			if (isnull)
+				continue;		/* cannot be: the keys are bounded */
+			cands[n].tid = *tid;
+			cands[n].key = DatumGetInt64(key);
+			n++;
+		}
+		if (n == 0)
+			break;
+		/* everything up to the last key read is handled by this chunk */
 		out->last_leaf = RelationGetRelid(leaf->rel);
-		out->last_key = own ? expiry : ts;
+		out->last_key = cands[n - 1].key;
+		qsort(cands, n, sizeof(Candidate), candidate_tid_cmp);
+		for (i = 0; i < n; i++)
+		{
+			if (delete_candidate(leaf, fetch, slot, &cands[i].tid, run))
+				out->found++;
+		}
+		if (n < want)
+			break;				/* the key range is exhausted */
 	}
 
+	pfree(cands);
 	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
 	index_endscan(scan);
 }
 
 /*
- * Walk the purge index of that kind from (start_leaf, lower_key) to cutoff
- * and delete each expired row, stopping after limit (< 0: no limit) rows
- * not skipped as busy.  Returns NULL when it ran, else why it did not apply
- * (nothing done).
+ * Everything due in one leaf at once, like a bitmap heap scan: the due
+ * entries of its purge indexes go into one TID bitmap (bounded by
+ * work_mem, lossy beyond), which is then visited page by page, each page
+ * once for both kinds of items.  No keyset: it runs to the end.
  */
-const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
-				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+static void
+bitmap_leaf(DirectLeaf *leaf, const int64 *cutoff, DirectRun *run)
+{
+	TIDBitmap  *tbm = tbm_create(work_mem * 1024L, NULL);
+	TBMIterator *iterator;
+	TBMIterateResult *page;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	int			kind;
+
+	for (kind = 0; kind < 2; kind++)
+	{
+		IndexScanDesc scan;
+		ScanKeyData key;
+
+		if (leaf->index[kind] == NULL)
+			continue;
+		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
+					Int64GetDatum(cutoff[kind]));
+		scan = index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
+		index_rescan(scan, &key, 1, NULL, 0);
+		(void) index_getbitmap(scan, tbm);
+		index_endscan(scan);
+	}
+
+	fetch = table_index_fetch_begin(leaf->rel);
+	slot = table_slot_create(leaf->rel, NULL);
+	iterator = tbm_begin_iterate(tbm);
+	while ((page = tbm_iterate(iterator)) != NULL)
+	{
+		ItemPointerData tid;
+		int			i;
+
+		if (page->ntuples >= 0)
+		{
+			for (i = 0; i < page->ntuples; i++)
+			{
+				ItemPointerSet(&tid, page->blockno, page->offsets[i]);
+				if (delete_candidate(leaf, fetch, slot, &tid, run))
+					run->out->found++;
+			}
+		}
+		else
+		{
+			/* lossy: every chain of the page; the expiry re-check decides */
+			for (i = FirstOffsetNumber; i <= MaxHeapTuplesPerPage; i++)
+			{
+				ItemPointerSet(&tid, page->blockno, (OffsetNumber) i);
+				if (delete_candidate(leaf, fetch, slot, &tid, run))
+					run->out->found++;
+			}
+		}
+	}
+	tbm_end_iterate(iterator);
+	tbm_free(tbm);
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
+}
+
+/*
+ * Open the leaves from start_leaf on, each with the purge indexes wanted,
+ * all or nothing.  Returns why the direct path does not apply, or NULL.
+ */
+static const char *
+open_leaves(Oid relid, const char *doc_column, Oid start_leaf, const bool *want,
+			DirectLeaf **leaves_out, int *nleaves_out)
 {
 	Relation	root;
 	const char *obstacle;
@@ -284,65 +433,141 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool own,
 	DirectLeaf *leaves;
 	int			nleaves = 0;
 	ListCell   *lc;
-	Snapshot	snapshot;
-	CommandId	cid;
-	MemoryContext row_cxt;
-	int			i;
-
-	memset(out, 0, sizeof(TtlDirectBatch));
-	out->last_leaf = start_leaf;
-	out->last_key = lower_key;
 
 	/* the caller holds RowExclusiveLock on the table and its partitions */
 	root = table_open(relid, NoLock);
 	leaf_oids = direct_leaves(root, &obstacle);
 	table_close(root, NoLock);
+	*leaves_out = leaves = palloc0(sizeof(DirectLeaf) * Max(list_length(leaf_oids), 1));
+	*nleaves_out = 0;
 	if (obstacle)
 		return obstacle;
 
-	/* every leaf and its index first: all or nothing takes the direct path */
-	leaves = palloc0(sizeof(DirectLeaf) * Max(list_length(leaf_oids), 1));
 	foreach(lc, leaf_oids)
 	{
 		DirectLeaf *leaf = &leaves[nleaves];
+		int			kind;
 
 		if (lfirst_oid(lc) < start_leaf)
 			continue;			/* done earlier in this walk */
 		leaf->rel = table_open(lfirst_oid(lc), NoLock);
-		nleaves++;
+		*nleaves_out = ++nleaves;
 		leaf->doc_attno = get_attnum(RelationGetRelid(leaf->rel), doc_column);
 		if (leaf->doc_attno == InvalidAttrNumber)
-			obstacle = "its document column is missing";
-		else if ((leaf->index = open_purge_index(leaf->rel, leaf->doc_attno, own)) == NULL)
-			obstacle = "its purge index is missing, invalid or locked";
-		if (obstacle)
-			break;
+			return "its document column is missing";
+		for (kind = 0; kind < 2; kind++)
+		{
+			if (want[kind] &&
+				(leaf->index[kind] = open_purge_index(leaf->rel, leaf->doc_attno,
+													  kind == 1)) == NULL)
+				return "its purge index is missing, invalid or locked";
+		}
 		/* a published table without a replica identity cannot DELETE either */
 		CheckCmdReplicaIdentity(leaf->rel, CMD_DELETE);
 	}
-	if (obstacle == NULL)
-	{
-		/* a statement's snapshot and command id, as SPI gives the statement */
-		CommandCounterIncrement();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		snapshot = GetActiveSnapshot();
-		cid = GetCurrentCommandId(true);
-		row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ttl purge row",
-										ALLOCSET_SMALL_SIZES);
-		for (i = 0; i < nleaves && (limit < 0 || out->found < limit); i++)
-			walk_leaf(&leaves[i], own,
-					  RelationGetRelid(leaves[i].rel) == start_leaf ? lower_key : PG_INT64_MIN,
-					  cutoff, limit, default_ttl, now_seconds, snapshot, cid,
-					  row_cxt, out);
-		MemoryContextDelete(row_cxt);
-		PopActiveSnapshot();
-		CommandCounterIncrement();
-	}
+	return NULL;
+}
+
+static void
+close_leaves(DirectLeaf *leaves, int nleaves)
+{
+	int			i;
+	int			kind;
+
 	for (i = 0; i < nleaves; i++)
 	{
-		if (leaves[i].index)
-			index_close(leaves[i].index, NoLock);
+		for (kind = 0; kind < 2; kind++)
+			if (leaves[i].index[kind])
+				index_close(leaves[i].index[kind], NoLock);
 		table_close(leaves[i].rel, NoLock);
 	}
+}
+
+/* A statement's snapshot and command id, as SPI gives the statement path. */
+static void
+begin_run(DirectRun *run, int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+{
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	run->snapshot = GetActiveSnapshot();
+	run->cid = GetCurrentCommandId(true);
+	run->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ttl purge row",
+										 ALLOCSET_SMALL_SIZES);
+	run->default_ttl = default_ttl;
+	run->now_seconds = now_seconds;
+	run->out = out;
+}
+
+static void
+end_run(DirectRun *run)
+{
+	MemoryContextDelete(run->row_cxt);
+	PopActiveSnapshot();
+	CommandCounterIncrement();
+}
+
+/*
+ * One batch: walk the purge index of that kind from (start_leaf,
+ * lower_key) to cutoff and delete each expired row, stopping after limit
+ * (>= 0) rows not skipped as busy.  Returns NULL when it ran, else why it
+ * did not apply (nothing done).
+ */
+const char *
+ttl_purge_direct(Oid relid, const char *doc_column, bool own,
+				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
+				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+{
+	bool		want[2] = {!own, own};
+	DirectLeaf *leaves;
+	int			nleaves;
+	const char *obstacle;
+	DirectRun	run;
+	int			i;
+
+	memset(out, 0, sizeof(TtlDirectBatch));
+	out->last_leaf = start_leaf;
+	out->last_key = lower_key;
+	obstacle = open_leaves(relid, doc_column, start_leaf, want, &leaves, &nleaves);
+	if (obstacle == NULL)
+	{
+		begin_run(&run, default_ttl, now_seconds, out);
+		for (i = 0; i < nleaves && (limit < 0 || out->found < limit); i++)
+			walk_leaf(&leaves[i], own ? 1 : 0,
+					  RelationGetRelid(leaves[i].rel) == start_leaf ? lower_key : PG_INT64_MIN,
+					  cutoff, limit, &run);
+		end_run(&run);
+	}
+	close_leaves(leaves, nleaves);
+	return obstacle;
+}
+
+/*
+ * Everything due, without a limit: the inherited items too when
+ * with_inherited (default_ttl > 0), and the items with their own ttl, each
+ * leaf in one bitmap pass.  Returns NULL when it ran, else why it did not
+ * apply (nothing done).
+ */
+const char *
+ttl_purge_direct_all(Oid relid, const char *doc_column, bool with_inherited,
+					 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+{
+	bool		want[2] = {with_inherited, true};
+	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
+	DirectLeaf *leaves;
+	int			nleaves;
+	const char *obstacle;
+	DirectRun	run;
+	int			i;
+
+	memset(out, 0, sizeof(TtlDirectBatch));
+	obstacle = open_leaves(relid, doc_column, InvalidOid, want, &leaves, &nleaves);
+	if (obstacle == NULL)
+	{
+		begin_run(&run, default_ttl, now_seconds, out);
+		for (i = 0; i < nleaves; i++)
+			bitmap_leaf(&leaves[i], cutoff, &run);
+		end_run(&run);
+	}
+	close_leaves(leaves, nleaves);
 	return obstacle;
 }
