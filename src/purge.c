@@ -58,13 +58,21 @@ typedef struct PurgeCursor
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
 	bool		honour_pause;	/* automatic purge stops when paused */
+	TtlCandidates *candidates;	/* direct path: due rows not yet taken */
+	MemoryContext list_cxt;		/* where they live (across batches) */
+	int			capacity;		/* how many one walk gathers */
 } PurgeCursor;
+
+/* Rows one walk of the direct path gathers for the batches that follow. */
+#define MAX_WALK_ROWS	262144
 
 static void
 cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
-			bool honour_pause)
+			bool honour_pause, int64 batch_rows)
 {
 	memset(cur, 0, sizeof(PurgeCursor));
+	cur->list_cxt = CurrentMemoryContext;
+	cur->capacity = (int) Min(Max(batch_rows, 1), MAX_WALK_ROWS);
 	cur->relid = relid;
 	cur->owner = owner;
 	cur->now_seconds = now_seconds;
@@ -231,6 +239,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *doc_name;
 	const char *obstacle;
 	TtlDirectBatch direct;
+	bool		exhausted;
 
 	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
 	{
@@ -294,18 +303,22 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		obstacle = ttl_purge_direct_all(cur->relid, doc_name,
 										cur->kind == PURGE_INHERITED,
 										(int32) default_ttl, cur->now_seconds, &direct);
+		exhausted = true;
 		if (obstacle == NULL)
-			cur->kind = PURGE_OWN;	/* done: the range check below ends it */
+			cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
 	}
 	else
+	{
 		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
+									&cur->candidates, cur->list_cxt, cur->capacity,
 									cur->leaf, cur->lower_key, cutoff, limit,
 									(int32) default_ttl, cur->now_seconds, &direct);
+		exhausted = direct.range_done;
+	}
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
-		found = direct.found;
 		deleted = direct.deleted;
 		last_leaf = direct.last_leaf;
 		last_key = direct.last_key;
@@ -333,17 +346,18 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		deleted = spi_int64(0, 2, &isnull);
 		last_leaf = InvalidOid;
 		last_key = spi_int64(0, 3, &isnull);
+
+		/*
+		 * The key range is done when a batch comes back short.  A full batch
+		 * that deleted nothing and did not move the key would find the same
+		 * rows again: the range is done for this walk too.
+		 */
+		exhausted = limit < 0 || found < limit ||
+			(deleted == 0 && last_key == cur->lower_key);
 	}
 	SPI_finish();
 
-	/*
-	 * A full batch that deleted nothing and did not move the key would find
-	 * the same rows again: treat the range as done for this walk.
-	 */
-	if (found >= limit && limit >= 0 && deleted == 0 &&
-		last_leaf == cur->leaf && last_key == cur->lower_key)
-		found = 0;
-	if (limit < 0 || found < limit)
+	if (exhausted)
 	{
 		/* this key range is exhausted: next index, or done */
 		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
@@ -398,7 +412,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
 
-	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false);
+	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, max_rows);
 	ttl_become_user(owner, &ctx);
 
 	/*
@@ -691,7 +705,8 @@ ttl_purge_round(TtlRoundOps *ops)
 		{
 			Oid			relid = lfirst_oid(lc);
 
-			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true);
+			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
+						(int64) ttl_batch_size * 64);
 			resume_cursor(ops->resume, &cursors[i]);
 			i++;
 		}

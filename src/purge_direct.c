@@ -222,43 +222,44 @@ typedef struct DirectRun
 } DirectRun;
 
 /*
- * Delete the row version visible through tid (the root of a HOT chain) if
- * it is due.  Returns whether it counts as found: visible and not busy.
+ * Whether the row in slot is due now (its _ts and expiry second set for
+ * the caller).  Never raises.
  */
 static bool
-delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *slot,
-				 ItemPointer tid, DirectRun *run)
+row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
+		   int64 *ts, int64 *expiry)
 {
-	bool		call_again = false;
-	bool		all_dead = false;
 	bool		isnull;
 	Datum		doc;
-	int64		ts;
-	int64		expiry;
 	bool		due;
 	MemoryContext oldcxt;
-	TM_Result	result;
-	TM_FailureData tmfd;
 
-	CHECK_FOR_INTERRUPTS();
-	if (!table_index_fetch_tuple(fetch, tid, run->snapshot, slot,
-								 &call_again, &all_dead))
-		return false;
 	doc = slot_getattr(slot, leaf->doc_attno, &isnull);
 	if (isnull)
-		return false;			/* never due */
+		return false;
 	oldcxt = MemoryContextSwitchTo(run->row_cxt);
-	due = ttl_doc_expiry(DatumGetJsonbP(doc), run->default_ttl, &ts, &expiry) &&
-		expiry <= run->now_seconds;
+	due = ttl_doc_expiry(DatumGetJsonbP(doc), run->default_ttl, ts, expiry) &&
+		*expiry <= run->now_seconds;
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(run->row_cxt);
-	if (!due)
-		return false;			/* a lossy bitmap page, or a lying index */
+	return due;
+}
+
+/*
+ * Delete the row version in slot without waiting.  Returns false when it
+ * is busy (locked, being changed, or changed since the snapshot): it is
+ * left for a later batch.
+ */
+static bool
+delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run)
+{
+	TM_Result	result;
+	TM_FailureData tmfd;
 
 	result = table_tuple_delete(leaf->rel, &slot->tts_tid, run->cid, run->snapshot,
 								InvalidSnapshot, false, &tmfd, false);
 	if (result == TM_BeingModified || result == TM_Updated || result == TM_Deleted)
-		return false;			/* busy: left for a later batch */
+		return false;
 	if (result != TM_Ok && result != TM_SelfModified)
 		elog(ERROR, "unexpected table_tuple_delete status %d", (int) result);
 	if (result == TM_Ok)
@@ -266,92 +267,178 @@ delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *s
 	return true;
 }
 
-/* A candidate row: where the index points, and its key there. */
-typedef struct Candidate
+/*
+ * Delete the row version visible through tid (the root of a HOT chain) if
+ * it is due.  Returns whether it counts as found: visible, due, not busy.
+ */
+static bool
+delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *slot,
+				 ItemPointer tid, DirectRun *run)
 {
-	ItemPointerData tid;
-	int64		key;
-} Candidate;
+	bool		call_again = false;
+	bool		all_dead = false;
+	int64		ts;
+	int64		expiry;
 
-/* Candidates gathered in key order, then deleted in physical order. */
-#define CANDIDATE_CHUNK 65536
+	CHECK_FOR_INTERRUPTS();
+	if (!table_index_fetch_tuple(fetch, tid, run->snapshot, slot,
+								 &call_again, &all_dead) ||
+		!row_is_due(leaf, slot, run, &ts, &expiry))
+		return false;
+	return delete_row(leaf, slot, run);
+}
+
+/* A row a walk found due: its leaf and the TID of the version it saw. */
+typedef struct DirectItem
+{
+	Oid			leaf;
+	ItemPointerData tid;
+} DirectItem;
+
+/*
+ * The due rows of one walk over one purge index, in physical order, for
+ * batches (and their transactions) to take in turn.  A TID may meanwhile
+ * hold another row (vacuum, then an insert): every delete re-reads the row
+ * and checks the rule on it first.
+ */
+struct TtlCandidates
+{
+	bool		own;			/* the kind of the index walked */
+	bool		complete;		/* the walk reached the cutoff */
+	Oid			start_leaf;		/* where the walk started, */
+	int64		start_key;
+	Oid			stop_leaf;		/* and where it stopped */
+	int64		stop_key;
+	int			n;
+	int			next;			/* the first item no batch has taken */
+	DirectItem	items[FLEXIBLE_ARRAY_MEMBER];
+};
 
 static int
-candidate_tid_cmp(const void *a, const void *b)
+direct_item_cmp(const void *a, const void *b)
 {
-	return ItemPointerCompare(&((Candidate *) a)->tid, &((Candidate *) b)->tid);
+	const DirectItem *x = a;
+	const DirectItem *y = b;
+
+	if (x->leaf != y->leaf)
+		return x->leaf < y->leaf ? -1 : 1;
+	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
 }
 
 /*
- * Walk one leaf's index of that kind from lower_key to cutoff (inclusive),
- * deleting each expired row, until out->found reaches limit (< 0: no
- * limit).  Index entries are read in key order (the keyset) in chunks, and
- * each chunk is deleted in physical order: items with their own ttl lie
- * scattered over the table in key order.
+ * Walk the purge index of that kind, leaf by leaf, from (start_leaf,
+ * start_key) to cutoff and gather up to capacity due rows.  The walk reads
+ * the rows in key order, so it sees (and marks in the index) the entries of
+ * rows earlier batches deleted only once.
  */
-static void
-walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit,
-		  DirectRun *run)
+static TtlCandidates *
+gather(DirectLeaf *leaves, int nleaves, bool own, Oid start_leaf, int64 start_key,
+	   int64 cutoff, int capacity, MemoryContext list_cxt, DirectRun *run)
 {
-	TtlDirectBatch *out = run->out;
-	IndexScanDesc scan;
-	IndexFetchTableData *fetch;
-	ScanKeyData keys[2];
-	TupleTableSlot *slot;
-	Candidate  *cands;
+	TtlCandidates *list;
+	int			i;
 
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(lower_key));
-	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
-				Int64GetDatum(cutoff));
-	scan = index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
-	scan->xs_want_itup = true;	/* the key, from the index tuple */
-	index_rescan(scan, keys, 2, NULL, 0);
-	fetch = table_index_fetch_begin(leaf->rel);
-	slot = table_slot_create(leaf->rel, NULL);
-	cands = palloc(sizeof(Candidate) * CANDIDATE_CHUNK);
+	list = MemoryContextAlloc(list_cxt, offsetof(TtlCandidates, items) +
+							  sizeof(DirectItem) * Max(capacity, 1));
+	list->own = own;
+	list->complete = true;
+	list->start_leaf = list->stop_leaf = start_leaf;
+	list->start_key = list->stop_key = start_key;
+	list->n = list->next = 0;
 
-	for (;;)
+	for (i = 0; i < nleaves && list->complete; i++)
 	{
-		int64		want = CANDIDATE_CHUNK;
-		int			n = 0;
-		int			i;
-		ItemPointer tid;
+		DirectLeaf *leaf = &leaves[i];
+		Oid			leafid = RelationGetRelid(leaf->rel);
+		IndexScanDesc scan;
+		ScanKeyData keys[2];
+		TupleTableSlot *slot;
 
-		if (limit >= 0)
-			want = Min(want, limit - out->found);
-		if (want <= 0)
-			break;
-		while (n < want && (tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+		if (leafid < start_leaf)
+			continue;			/* done earlier in this walk */
+		ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+					Int64GetDatum(leafid == start_leaf ? start_key : PG_INT64_MIN));
+		ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
+					Int64GetDatum(cutoff));
+		scan = index_beginscan(leaf->rel, leaf->index[own ? 1 : 0], run->snapshot, 2, 0);
+		index_rescan(scan, keys, 2, NULL, 0);
+		slot = table_slot_create(leaf->rel, NULL);
+		while (index_getnext_slot(scan, ForwardScanDirection, slot))
 		{
-			bool		isnull;
-			Datum		key = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc, &isnull);
+			int64		ts;
+			int64		expiry;
 
-			if (isnull)
-				continue;		/* cannot be: the keys are bounded */
-			cands[n].tid = *tid;
-			cands[n].key = DatumGetInt64(key);
-			n++;
+			CHECK_FOR_INTERRUPTS();
+			if (!row_is_due(leaf, slot, run, &ts, &expiry))
+				continue;
+			if (list->n >= capacity)
+			{
+				list->complete = false;
+				break;
+			}
+			list->items[list->n].leaf = leafid;
+			list->items[list->n].tid = slot->tts_tid;
+			list->n++;
+			list->stop_leaf = leafid;
+			list->stop_key = own ? expiry : ts;
 		}
-		if (n == 0)
-			break;
-		/* everything up to the last key read is handled by this chunk */
-		out->last_leaf = RelationGetRelid(leaf->rel);
-		out->last_key = cands[n - 1].key;
-		qsort(cands, n, sizeof(Candidate), candidate_tid_cmp);
-		for (i = 0; i < n; i++)
-		{
-			if (delete_candidate(leaf, fetch, slot, &cands[i].tid, run))
-				out->found++;
-		}
-		if (n < want)
-			break;				/* the key range is exhausted */
+		ExecDropSingleTupleTableSlot(slot);
+		index_endscan(scan);
 	}
 
-	pfree(cands);
-	ExecDropSingleTupleTableSlot(slot);
-	table_index_fetch_end(fetch);
-	index_endscan(scan);
+	/*
+	 * A full list of rows all at the key it started from (all skipped as
+	 * busy, say) cannot move the walk on: end the walk there.
+	 */
+	if (!list->complete && list->stop_leaf == start_leaf && list->stop_key == start_key)
+		list->complete = true;
+	qsort(list->items, list->n, sizeof(DirectItem), direct_item_cmp);
+	return list;
+}
+
+/*
+ * Take the list's next items, in physical order, until out->found reaches
+ * limit: re-read each row as the snapshot sees it, check the rule on it
+ * and delete it without waiting.
+ */
+static void
+take_items(TtlCandidates *list, DirectLeaf *leaves, int nleaves, int64 limit,
+		   DirectRun *run)
+{
+	DirectLeaf *leaf = NULL;
+	TupleTableSlot *slot = NULL;
+	int			l = 0;
+
+	while (list->next < list->n && run->out->found < limit)
+	{
+		DirectItem *item = &list->items[list->next++];
+		int64		ts;
+		int64		expiry;
+
+		CHECK_FOR_INTERRUPTS();
+		if (leaf == NULL || RelationGetRelid(leaf->rel) != item->leaf)
+		{
+			/* items and leaves are both in OID order: look further on */
+			int			j = l;
+
+			while (j < nleaves && RelationGetRelid(leaves[j].rel) != item->leaf)
+				j++;
+			if (j == nleaves)
+				continue;		/* detached meanwhile: not ours any more */
+			l = j;
+			if (slot)
+				ExecDropSingleTupleTableSlot(slot);
+			leaf = &leaves[l];
+			slot = table_slot_create(leaf->rel, NULL);
+		}
+		if (!table_tuple_fetch_row_version(leaf->rel, &item->tid, run->snapshot, slot) ||
+			!row_is_due(leaf, slot, run, &ts, &expiry))
+			continue;			/* gone, changed or not due */
+		if (delete_row(leaf, slot, run))
+			run->out->found++;
+	}
+	if (slot)
+		ExecDropSingleTupleTableSlot(slot);
 }
 
 /*
@@ -507,13 +594,18 @@ end_run(DirectRun *run)
 }
 
 /*
- * One batch: walk the purge index of that kind from (start_leaf,
- * lower_key) to cutoff and delete each expired row, stopping after limit
- * (>= 0) rows not skipped as busy.  Returns NULL when it ran, else why it
- * did not apply (nothing done).
+ * One batch of at most limit (>= 0) rows not skipped as busy, from the
+ * container's list of due rows of that kind (*list, kept by the caller
+ * across batches in list_cxt), gathering a new list of up to capacity rows
+ * from (start_leaf, lower_key) when there is none or it is used up.  Sets
+ * out->range_done when the walk reached the cutoff and its list is used up,
+ * and out->last_leaf/last_key to where the current list's walk started (a
+ * later round resumes there).  Returns NULL when it ran, else why it did
+ * not apply (nothing done).
  */
 const char *
 ttl_purge_direct(Oid relid, const char *doc_column, bool own,
+				 TtlCandidates **list, MemoryContext list_cxt, int capacity,
 				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
 				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
 {
@@ -522,19 +614,50 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool own,
 	int			nleaves;
 	const char *obstacle;
 	DirectRun	run;
-	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
-	out->last_leaf = start_leaf;
-	out->last_key = lower_key;
-	obstacle = open_leaves(relid, doc_column, start_leaf, want, &leaves, &nleaves);
+	obstacle = open_leaves(relid, doc_column, InvalidOid, want, &leaves, &nleaves);
 	if (obstacle == NULL)
 	{
 		begin_run(&run, default_ttl, now_seconds, out);
-		for (i = 0; i < nleaves && (limit < 0 || out->found < limit); i++)
-			walk_leaf(&leaves[i], own ? 1 : 0,
-					  RelationGetRelid(leaves[i].rel) == start_leaf ? lower_key : PG_INT64_MIN,
-					  cutoff, limit, &run);
+		if (*list != NULL && (*list)->own != own)
+		{
+			pfree(*list);
+			*list = NULL;
+		}
+		while (out->found < limit)
+		{
+			if (*list == NULL || (*list)->next >= (*list)->n)
+			{
+				Oid			from_leaf = start_leaf;
+				int64		from_key = lower_key;
+
+				if (*list != NULL)
+				{
+					bool		complete = (*list)->complete;
+
+					from_leaf = (*list)->stop_leaf;
+					from_key = (*list)->stop_key;
+					pfree(*list);
+					*list = NULL;
+					if (complete)
+					{
+						out->range_done = true;
+						break;
+					}
+				}
+				*list = gather(leaves, nleaves, own, from_leaf, from_key, cutoff,
+							   capacity, list_cxt, &run);
+				if ((*list)->n == 0)
+					continue;	/* empty: complete, ends above */
+			}
+			take_items(*list, leaves, nleaves, limit, &run);
+		}
+		if (*list != NULL)
+		{
+			out->last_leaf = (*list)->start_leaf;
+			out->last_key = (*list)->start_key;
+		}
 		end_run(&run);
 	}
 	close_leaves(leaves, nleaves);

@@ -82,19 +82,23 @@ extern void ttl_restore_user(TtlUserContext *ctx);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 								 Datum *values, const char *nulls, SPIPlanPtr *saved);
 
-/* purge_direct.c: a purge batch without a lock pass, where it applies */
+/* purge_direct.c: purge batches without a lock pass, where they apply */
 typedef struct TtlDirectBatch
 {
-	int64		found;			/* rows in the key range, not skipped as busy */
+	int64		found;			/* due rows taken, not skipped as busy */
 	int64		deleted;
-	Oid			last_leaf;		/* keyset: leaf (partition) and key of the */
-	int64		last_key;		/* last of them */
+	bool		range_done;		/* the walk reached the cutoff, list used up */
+	Oid			last_leaf;		/* where the current list's walk started */
+	int64		last_key;
 } TtlDirectBatch;
 
+typedef struct TtlCandidates TtlCandidates;
+
 extern const char *ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-									Oid start_leaf, int64 lower_key, int64 cutoff,
-									int64 limit, int32 default_ttl, int64 now_seconds,
-									TtlDirectBatch *out);
+									TtlCandidates **list, MemoryContext list_cxt,
+									int capacity, Oid start_leaf, int64 lower_key,
+									int64 cutoff, int64 limit, int32 default_ttl,
+									int64 now_seconds, TtlDirectBatch *out);
 extern const char *ttl_purge_direct_all(Oid relid, const char *doc_column,
 										bool with_inherited, int32 default_ttl,
 										int64 now_seconds, TtlDirectBatch *out);
