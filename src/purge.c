@@ -58,21 +58,16 @@ typedef struct PurgeCursor
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
 	bool		honour_pause;	/* automatic purge stops when paused */
-	TtlCandidates *candidates;	/* direct path: due rows not yet taken */
-	MemoryContext list_cxt;		/* where they live (across batches) */
-	int			capacity;		/* how many one walk gathers */
+	TtlCandidates *walk;		/* direct path: the walk batches take from */
+	MemoryContext walk_parent;	/* where walks live (across batches) */
 } PurgeCursor;
-
-/* Rows one walk of the direct path gathers for the batches that follow. */
-#define MAX_WALK_ROWS	262144
 
 static void
 cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
-			bool honour_pause, int64 batch_rows)
+			bool honour_pause, MemoryContext walk_parent)
 {
 	memset(cur, 0, sizeof(PurgeCursor));
-	cur->list_cxt = CurrentMemoryContext;
-	cur->capacity = (int) Min(Max(batch_rows, 1), MAX_WALK_ROWS);
+	cur->walk_parent = walk_parent;
 	cur->relid = relid;
 	cur->owner = owner;
 	cur->now_seconds = now_seconds;
@@ -297,37 +292,28 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	if (limit < 0)
-	{
-		/* no limit, no keyset: both kinds in one pass over the table */
-		obstacle = ttl_purge_direct_all(cur->relid, doc_name,
-										cur->kind == PURGE_INHERITED,
-										(int32) default_ttl, cur->now_seconds, &direct);
-		exhausted = true;
-		if (obstacle == NULL)
-			cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
-	}
-	else
-	{
-		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
-									&cur->candidates, cur->list_cxt, cur->capacity,
-									cur->leaf, cur->lower_key, cutoff, limit,
-									(int32) default_ttl, cur->now_seconds, &direct);
-		exhausted = direct.range_done;
-	}
+	obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_INHERITED,
+								&cur->walk, cur->walk_parent, limit,
+								(int32) default_ttl, cur->now_seconds, &direct);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
 		deleted = direct.deleted;
-		last_leaf = direct.last_leaf;
-		last_key = direct.last_key;
+		/* a walk covers both kinds: done means done */
+		exhausted = direct.range_done;
+		if (exhausted)
+			cur->kind = PURGE_OWN;
+		last_leaf = InvalidOid;
+		last_key = PG_INT64_MIN;
 	}
 	else
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
 								 relname, obstacle)));
+		ttl_free_walk(cur->walk);
+		cur->walk = NULL;
 		nspname = get_namespace_name(get_rel_namespace(cur->relid));
 		table = quote_qualified_identifier(nspname, relname);
 		sql = purge_statement(table, doc, cur->kind, partitioned);
@@ -412,7 +398,8 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
 
-	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, max_rows);
+	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false,
+				CurrentMemoryContext);
 	ttl_become_user(owner, &ctx);
 
 	/*
@@ -428,6 +415,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
+	ttl_free_walk(cur.walk);
 	*skipped = cur.busy;
 	if (!cur.busy)
 		ttl_record_purge(relid, cur.deleted, NULL);
@@ -485,6 +473,7 @@ typedef struct ResumePoint
 	Oid			leaf;
 	int64		lower_key;
 	int64		deleted;
+	TtlCandidates *walk;		/* the direct path's walk, handed on */
 } ResumePoint;
 
 HTAB *
@@ -510,6 +499,8 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	cur->kind = point->kind;
 	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
+	cur->walk = point->walk;	/* the cursor owns it now */
+	point->walk = NULL;
 	cur->deleted = point->deleted;
 }
 
@@ -524,7 +515,10 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		return;
 	hash_seq_init(&status, resume);
 	while ((point = hash_seq_search(&status)) != NULL)
+	{
+		ttl_free_walk(point->walk); /* a container no longer due */
 		hash_search(resume, &point->relid, HASH_REMOVE, NULL);
+	}
 	for (i = 0; i < ncursors; i++)
 	{
 		if (cursors[i].kind == PURGE_DONE)
@@ -534,6 +528,8 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		point->leaf = cursors[i].leaf;
 		point->lower_key = cursors[i].lower_key;
 		point->deleted = cursors[i].deleted;
+		point->walk = cursors[i].walk;
+		cursors[i].walk = NULL;
 	}
 }
 
@@ -681,8 +677,8 @@ ttl_purge_round(TtlRoundOps *ops)
 	MemoryContext round_cxt;
 	MemoryContext caller_cxt;
 	List	   *relids;
-	PurgeCursor *cursors;
-	int			ncursors;
+	PurgeCursor *volatile cursors = NULL;
+	volatile int ncursors = 0;
 	int			active;
 	int64		total = 0;
 	int64		now_seconds = ttl_current_unix_seconds();
@@ -706,7 +702,7 @@ ttl_purge_round(TtlRoundOps *ops)
 			Oid			relid = lfirst_oid(lc);
 
 			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
-						(int64) ttl_batch_size * 64);
+						TopMemoryContext);
 			resume_cursor(ops->resume, &cursors[i]);
 			i++;
 		}
@@ -753,6 +749,9 @@ ttl_purge_round(TtlRoundOps *ops)
 	}
 	PG_FINALLY();
 	{
+		/* walks not handed on to the next round */
+		for (i = 0; cursors != NULL && i < ncursors; i++)
+			ttl_free_walk(cursors[i].walk);
 		cost_end();
 		if (CurrentMemoryContext == round_cxt)
 			MemoryContextSwitchTo(caller_cxt);

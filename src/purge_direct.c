@@ -288,175 +288,65 @@ delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *s
 	return delete_row(leaf, slot, run);
 }
 
-/* A row a walk found due: its leaf and the TID of the version it saw. */
-typedef struct DirectItem
-{
-	Oid			leaf;
-	ItemPointerData tid;
-} DirectItem;
-
 /*
- * The due rows of one walk over one purge index, in physical order, for
- * batches (and their transactions) to take in turn.  A TID may meanwhile
- * hold another row (vacuum, then an insert): every delete re-reads the row
- * and checks the rule on it first.
+ * A walk of the direct path: the due rows of a container, found through
+ * its purge indexes into one TID bitmap per leaf (bounded by work_mem,
+ * lossy beyond), taken page by page by the batches that follow, each in
+ * its own transaction.  Every page is visited once per walk, like a bitmap
+ * heap scan, and no batch walks again over index entries of rows earlier
+ * batches deleted.  A TID may meanwhile hold another row (vacuum, then an
+ * insert): every delete reads the row as its snapshot sees it and checks
+ * the rule on it first.  A walk lives in its own memory context.
  */
 struct TtlCandidates
 {
-	bool		own;			/* the kind of the index walked */
-	bool		complete;		/* the walk reached the cutoff */
-	Oid			start_leaf;		/* where the walk started, */
-	int64		start_key;
-	Oid			stop_leaf;		/* and where it stopped */
-	int64		stop_key;
-	int			n;
-	int			next;			/* the first item no batch has taken */
-	DirectItem	items[FLEXIBLE_ARRAY_MEMBER];
+	MemoryContext cxt;
+	bool		with_inherited; /* both kinds, or only items with their own ttl */
+	int64		cutoff[2];		/* inherited: _ts <= now - default; own: expiry <= now */
+	int			nleaves;
+	Oid		   *leaves;			/* in OID order */
+	int			leaf;			/* the leaf being taken */
+	TIDBitmap  *tbm;			/* its due rows; NULL: not gathered yet */
+	TBMIterator *iterator;
+	TBMIterateResult *page;		/* the page being taken; NULL: the next one */
+	int			pos;			/* next offsets[] index, or lossy: offset */
 };
 
-static int
-direct_item_cmp(const void *a, const void *b)
+void
+ttl_free_walk(TtlCandidates *walk)
 {
-	const DirectItem *x = a;
-	const DirectItem *y = b;
-
-	if (x->leaf != y->leaf)
-		return x->leaf < y->leaf ? -1 : 1;
-	return ItemPointerCompare((ItemPointer) &x->tid, (ItemPointer) &y->tid);
+	if (walk != NULL)
+		MemoryContextDelete(walk->cxt);
 }
 
-/*
- * Walk the purge index of that kind, leaf by leaf, from (start_leaf,
- * start_key) to cutoff and gather up to capacity due rows.  The walk reads
- * the rows in key order, so it sees (and marks in the index) the entries of
- * rows earlier batches deleted only once.
- */
 static TtlCandidates *
-gather(DirectLeaf *leaves, int nleaves, bool own, Oid start_leaf, int64 start_key,
-	   int64 cutoff, int capacity, MemoryContext list_cxt, DirectRun *run)
+new_walk(DirectLeaf *leaves, int nleaves, bool with_inherited, const int64 *cutoff,
+		 MemoryContext parent)
 {
-	TtlCandidates *list;
+	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
+											  ALLOCSET_DEFAULT_SIZES);
+	TtlCandidates *walk = MemoryContextAllocZero(cxt, sizeof(TtlCandidates));
 	int			i;
 
-	list = MemoryContextAlloc(list_cxt, offsetof(TtlCandidates, items) +
-							  sizeof(DirectItem) * Max(capacity, 1));
-	list->own = own;
-	list->complete = true;
-	list->start_leaf = list->stop_leaf = start_leaf;
-	list->start_key = list->stop_key = start_key;
-	list->n = list->next = 0;
-
-	for (i = 0; i < nleaves && list->complete; i++)
-	{
-		DirectLeaf *leaf = &leaves[i];
-		Oid			leafid = RelationGetRelid(leaf->rel);
-		IndexScanDesc scan;
-		ScanKeyData keys[2];
-		TupleTableSlot *slot;
-
-		if (leafid < start_leaf)
-			continue;			/* done earlier in this walk */
-		ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-					Int64GetDatum(leafid == start_leaf ? start_key : PG_INT64_MIN));
-		ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(cutoff));
-		scan = index_beginscan(leaf->rel, leaf->index[own ? 1 : 0], run->snapshot, 2, 0);
-		index_rescan(scan, keys, 2, NULL, 0);
-		slot = table_slot_create(leaf->rel, NULL);
-		while (index_getnext_slot(scan, ForwardScanDirection, slot))
-		{
-			int64		ts;
-			int64		expiry;
-
-			CHECK_FOR_INTERRUPTS();
-			if (!row_is_due(leaf, slot, run, &ts, &expiry))
-				continue;
-			if (list->n >= capacity)
-			{
-				list->complete = false;
-				break;
-			}
-			list->items[list->n].leaf = leafid;
-			list->items[list->n].tid = slot->tts_tid;
-			list->n++;
-			list->stop_leaf = leafid;
-			list->stop_key = own ? expiry : ts;
-		}
-		ExecDropSingleTupleTableSlot(slot);
-		index_endscan(scan);
-	}
-
-	/*
-	 * A full list of rows all at the key it started from (all skipped as
-	 * busy, say) cannot move the walk on: end the walk there.
-	 */
-	if (!list->complete && list->stop_leaf == start_leaf && list->stop_key == start_key)
-		list->complete = true;
-	qsort(list->items, list->n, sizeof(DirectItem), direct_item_cmp);
-	return list;
+	walk->cxt = cxt;
+	walk->with_inherited = with_inherited;
+	walk->cutoff[0] = cutoff[0];
+	walk->cutoff[1] = cutoff[1];
+	walk->nleaves = nleaves;
+	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
+	for (i = 0; i < nleaves; i++)
+		walk->leaves[i] = RelationGetRelid(leaves[i].rel);
+	return walk;
 }
 
-/*
- * Take the list's next items, in physical order, until out->found reaches
- * limit: re-read each row as the snapshot sees it, check the rule on it
- * and delete it without waiting.
- */
+/* The due rows of one leaf, from its purge indexes, into the walk's bitmap. */
 static void
-take_items(TtlCandidates *list, DirectLeaf *leaves, int nleaves, int64 limit,
-		   DirectRun *run)
+gather_leaf(TtlCandidates *walk, DirectLeaf *leaf, DirectRun *run)
 {
-	DirectLeaf *leaf = NULL;
-	TupleTableSlot *slot = NULL;
-	int			l = 0;
-
-	while (list->next < list->n && run->out->found < limit)
-	{
-		DirectItem *item = &list->items[list->next++];
-		int64		ts;
-		int64		expiry;
-
-		CHECK_FOR_INTERRUPTS();
-		if (leaf == NULL || RelationGetRelid(leaf->rel) != item->leaf)
-		{
-			/* items and leaves are both in OID order: look further on */
-			int			j = l;
-
-			while (j < nleaves && RelationGetRelid(leaves[j].rel) != item->leaf)
-				j++;
-			if (j == nleaves)
-				continue;		/* detached meanwhile: not ours any more */
-			l = j;
-			if (slot)
-				ExecDropSingleTupleTableSlot(slot);
-			leaf = &leaves[l];
-			slot = table_slot_create(leaf->rel, NULL);
-		}
-		if (!table_tuple_fetch_row_version(leaf->rel, &item->tid, run->snapshot, slot) ||
-			!row_is_due(leaf, slot, run, &ts, &expiry))
-			continue;			/* gone, changed or not due */
-		if (delete_row(leaf, slot, run))
-			run->out->found++;
-	}
-	if (slot)
-		ExecDropSingleTupleTableSlot(slot);
-}
-
-/*
- * Everything due in one leaf at once, like a bitmap heap scan: the due
- * entries of its purge indexes go into one TID bitmap (bounded by
- * work_mem, lossy beyond), which is then visited page by page, each page
- * once for both kinds of items.  No keyset: it runs to the end.
- */
-static void
-bitmap_leaf(DirectLeaf *leaf, const int64 *cutoff, DirectRun *run)
-{
-	TIDBitmap  *tbm = tbm_create(work_mem * 1024L, NULL);
-	TBMIterator *iterator;
-	TBMIterateResult *page;
-	IndexFetchTableData *fetch;
-	TupleTableSlot *slot;
+	MemoryContext oldcxt = MemoryContextSwitchTo(walk->cxt);
 	int			kind;
 
+	walk->tbm = tbm_create(work_mem * 1024L, NULL);
 	for (kind = 0; kind < 2; kind++)
 	{
 		IndexScanDesc scan;
@@ -465,53 +355,114 @@ bitmap_leaf(DirectLeaf *leaf, const int64 *cutoff, DirectRun *run)
 		if (leaf->index[kind] == NULL)
 			continue;
 		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(cutoff[kind]));
+					Int64GetDatum(walk->cutoff[kind]));
 		scan = index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
 		index_rescan(scan, &key, 1, NULL, 0);
-		(void) index_getbitmap(scan, tbm);
+		(void) index_getbitmap(scan, walk->tbm);
 		index_endscan(scan);
 	}
+	walk->iterator = tbm_begin_iterate(walk->tbm);
+	walk->page = NULL;
+	MemoryContextSwitchTo(oldcxt);
+}
 
-	fetch = table_index_fetch_begin(leaf->rel);
-	slot = table_slot_create(leaf->rel, NULL);
-	iterator = tbm_begin_iterate(tbm);
-	while ((page = tbm_iterate(iterator)) != NULL)
+/* Done with the current leaf's bitmap: on to the next leaf. */
+static void
+next_leaf(TtlCandidates *walk)
+{
+	if (walk->tbm != NULL)
 	{
-		ItemPointerData tid;
-		int			i;
-
-		if (page->ntuples >= 0)
-		{
-			for (i = 0; i < page->ntuples; i++)
-			{
-				ItemPointerSet(&tid, page->blockno, page->offsets[i]);
-				if (delete_candidate(leaf, fetch, slot, &tid, run))
-					run->out->found++;
-			}
-		}
-		else
-		{
-			/* lossy: every chain of the page; the expiry re-check decides */
-			for (i = FirstOffsetNumber; i <= MaxHeapTuplesPerPage; i++)
-			{
-				ItemPointerSet(&tid, page->blockno, (OffsetNumber) i);
-				if (delete_candidate(leaf, fetch, slot, &tid, run))
-					run->out->found++;
-			}
-		}
+		tbm_end_iterate(walk->iterator);
+		tbm_free(walk->tbm);
 	}
-	tbm_end_iterate(iterator);
-	tbm_free(tbm);
-	ExecDropSingleTupleTableSlot(slot);
-	table_index_fetch_end(fetch);
+	walk->tbm = NULL;
+	walk->iterator = NULL;
+	walk->page = NULL;
+	walk->leaf++;
 }
 
 /*
- * Open the leaves from start_leaf on, each with the purge indexes wanted,
- * all or nothing.  Returns why the direct path does not apply, or NULL.
+ * Take rows of the current page until it is done or out->found reaches
+ * limit (< 0: no limit).
+ */
+static void
+take_page(TtlCandidates *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
+		  TupleTableSlot *slot, int64 limit, DirectRun *run)
+{
+	TBMIterateResult *page = walk->page;
+	bool		lossy = page->ntuples < 0;
+	int			end = lossy ? MaxHeapTuplesPerPage + 1 : page->ntuples;
+	ItemPointerData tid;
+
+	while (walk->pos < end && (limit < 0 || run->out->found < limit))
+	{
+		/* lossy: every chain of the page; the expiry re-check decides */
+		ItemPointerSet(&tid, page->blockno,
+					   lossy ? (OffsetNumber) walk->pos : page->offsets[walk->pos]);
+		walk->pos++;
+		if (delete_candidate(leaf, fetch, slot, &tid, run))
+			run->out->found++;
+	}
+	if (walk->pos >= end)
+		walk->page = NULL;
+}
+
+/*
+ * Go on with the walk until out->found reaches limit (< 0: to its end).
+ * Returns whether the walk is done.
+ */
+static bool
+take_walk(TtlCandidates *walk, DirectLeaf *leaves, int nleaves, int64 limit,
+		  DirectRun *run)
+{
+	while (limit < 0 || run->out->found < limit)
+	{
+		DirectLeaf *leaf = NULL;
+		IndexFetchTableData *fetch;
+		TupleTableSlot *slot;
+		int			i;
+
+		if (walk->leaf >= walk->nleaves)
+			return true;
+		for (i = 0; i < nleaves; i++)
+			if (RelationGetRelid(leaves[i].rel) == walk->leaves[walk->leaf])
+				leaf = &leaves[i];
+		if (leaf == NULL)
+		{
+			next_leaf(walk);	/* detached meanwhile: not ours any more */
+			continue;
+		}
+		if (walk->tbm == NULL)
+			gather_leaf(walk, leaf, run);
+
+		fetch = table_index_fetch_begin(leaf->rel);
+		slot = table_slot_create(leaf->rel, NULL);
+		while (limit < 0 || run->out->found < limit)
+		{
+			if (walk->page == NULL)
+			{
+				walk->page = tbm_iterate(walk->iterator);
+				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
+				if (walk->page == NULL)
+					break;
+			}
+			take_page(walk, leaf, fetch, slot, limit, run);
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		table_index_fetch_end(fetch);
+		if (walk->page == NULL && walk->tbm != NULL &&
+			(limit < 0 || run->out->found < limit))
+			next_leaf(walk);
+	}
+	return false;
+}
+
+/*
+ * Open the leaves, each with the purge indexes wanted, all or nothing.
+ * Returns why the direct path does not apply, or NULL.
  */
 static const char *
-open_leaves(Oid relid, const char *doc_column, Oid start_leaf, const bool *want,
+open_leaves(Oid relid, const char *doc_column, const bool *want,
 			DirectLeaf **leaves_out, int *nleaves_out)
 {
 	Relation	root;
@@ -535,8 +486,6 @@ open_leaves(Oid relid, const char *doc_column, Oid start_leaf, const bool *want,
 		DirectLeaf *leaf = &leaves[nleaves];
 		int			kind;
 
-		if (lfirst_oid(lc) < start_leaf)
-			continue;			/* done earlier in this walk */
 		leaf->rel = table_open(lfirst_oid(lc), NoLock);
 		*nleaves_out = ++nleaves;
 		leaf->doc_attno = get_attnum(RelationGetRelid(leaf->rel), doc_column);
@@ -594,85 +543,17 @@ end_run(DirectRun *run)
 }
 
 /*
- * One batch of at most limit (>= 0) rows not skipped as busy, from the
- * container's list of due rows of that kind (*list, kept by the caller
- * across batches in list_cxt), gathering a new list of up to capacity rows
- * from (start_leaf, lower_key) when there is none or it is used up.  Sets
- * out->range_done when the walk reached the cutoff and its list is used up,
- * and out->last_leaf/last_key to where the current list's walk started (a
- * later round resumes there).  Returns NULL when it ran, else why it did
- * not apply (nothing done).
+ * A batch of the direct path: take up to limit (< 0: all) due rows not
+ * skipped as busy from the container's walk (*walk, kept by the caller
+ * across batches; a new one, a child of walk_parent, when there is none or
+ * it covered other kinds), deleting each without waiting.  Sets
+ * out->range_done when the walk is done (it is then freed).  Returns NULL
+ * when it ran, else why it does not apply (nothing done).
  */
 const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-				 TtlCandidates **list, MemoryContext list_cxt, int capacity,
-				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
+ttl_purge_direct(Oid relid, const char *doc_column, bool with_inherited,
+				 TtlCandidates **walk, MemoryContext walk_parent, int64 limit,
 				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
-{
-	bool		want[2] = {!own, own};
-	DirectLeaf *leaves;
-	int			nleaves;
-	const char *obstacle;
-	DirectRun	run;
-
-	memset(out, 0, sizeof(TtlDirectBatch));
-	obstacle = open_leaves(relid, doc_column, InvalidOid, want, &leaves, &nleaves);
-	if (obstacle == NULL)
-	{
-		begin_run(&run, default_ttl, now_seconds, out);
-		if (*list != NULL && (*list)->own != own)
-		{
-			pfree(*list);
-			*list = NULL;
-		}
-		while (out->found < limit)
-		{
-			if (*list == NULL || (*list)->next >= (*list)->n)
-			{
-				Oid			from_leaf = start_leaf;
-				int64		from_key = lower_key;
-
-				if (*list != NULL)
-				{
-					bool		complete = (*list)->complete;
-
-					from_leaf = (*list)->stop_leaf;
-					from_key = (*list)->stop_key;
-					pfree(*list);
-					*list = NULL;
-					if (complete)
-					{
-						out->range_done = true;
-						break;
-					}
-				}
-				*list = gather(leaves, nleaves, own, from_leaf, from_key, cutoff,
-							   capacity, list_cxt, &run);
-				if ((*list)->n == 0)
-					continue;	/* empty: complete, ends above */
-			}
-			take_items(*list, leaves, nleaves, limit, &run);
-		}
-		if (*list != NULL)
-		{
-			out->last_leaf = (*list)->start_leaf;
-			out->last_key = (*list)->start_key;
-		}
-		end_run(&run);
-	}
-	close_leaves(leaves, nleaves);
-	return obstacle;
-}
-
-/*
- * Everything due, without a limit: the inherited items too when
- * with_inherited (default_ttl > 0), and the items with their own ttl, each
- * leaf in one bitmap pass.  Returns NULL when it ran, else why it did not
- * apply (nothing done).
- */
-const char *
-ttl_purge_direct_all(Oid relid, const char *doc_column, bool with_inherited,
-					 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
 {
 	bool		want[2] = {with_inherited, true};
 	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
@@ -680,15 +561,25 @@ ttl_purge_direct_all(Oid relid, const char *doc_column, bool with_inherited,
 	int			nleaves;
 	const char *obstacle;
 	DirectRun	run;
-	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
-	obstacle = open_leaves(relid, doc_column, InvalidOid, want, &leaves, &nleaves);
+	obstacle = open_leaves(relid, doc_column, want, &leaves, &nleaves);
 	if (obstacle == NULL)
 	{
 		begin_run(&run, default_ttl, now_seconds, out);
-		for (i = 0; i < nleaves; i++)
-			bitmap_leaf(&leaves[i], cutoff, &run);
+		if (*walk != NULL && (*walk)->with_inherited != with_inherited)
+		{
+			ttl_free_walk(*walk);
+			*walk = NULL;
+		}
+		if (*walk == NULL)
+			*walk = new_walk(leaves, nleaves, with_inherited, cutoff, walk_parent);
+		out->range_done = take_walk(*walk, leaves, nleaves, limit, &run);
+		if (out->range_done)
+		{
+			ttl_free_walk(*walk);
+			*walk = NULL;
+		}
 		end_run(&run);
 	}
 	close_leaves(leaves, nleaves);

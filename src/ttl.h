@@ -87,21 +87,17 @@ typedef struct TtlDirectBatch
 {
 	int64		found;			/* due rows taken, not skipped as busy */
 	int64		deleted;
-	bool		range_done;		/* the walk reached the cutoff, list used up */
-	Oid			last_leaf;		/* where the current list's walk started */
-	int64		last_key;
+	bool		range_done;		/* the walk is done */
 } TtlDirectBatch;
 
 typedef struct TtlCandidates TtlCandidates;
 
-extern const char *ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-									TtlCandidates **list, MemoryContext list_cxt,
-									int capacity, Oid start_leaf, int64 lower_key,
-									int64 cutoff, int64 limit, int32 default_ttl,
-									int64 now_seconds, TtlDirectBatch *out);
-extern const char *ttl_purge_direct_all(Oid relid, const char *doc_column,
-										bool with_inherited, int32 default_ttl,
-										int64 now_seconds, TtlDirectBatch *out);
+extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
+									bool with_inherited, TtlCandidates **walk,
+									MemoryContext walk_parent, int64 limit,
+									int32 default_ttl, int64 now_seconds,
+									TtlDirectBatch *out);
+extern void ttl_free_walk(TtlCandidates *walk);
 
 /* purge.c */
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
