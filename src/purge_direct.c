@@ -1,33 +1,34 @@
 /*
  * purge_direct.c
- *		The fast path of a purge batch: walk one purge index in key order and
- *		delete each expired row with table_tuple_delete(wait = false), the
- *		way the executor's DELETE would, minus what it cannot need here.
+ *		The fast path of purge: find the due rows through the purge indexes
+ *		into a TID bitmap and delete each with table_tuple_delete(wait =
+ *		false), the way the executor's DELETE would, minus what it cannot
+ *		need here.
  *
  * Why: the statement path (purge.c) must first lock its batch FOR UPDATE
  * SKIP LOCKED, which writes a WAL record and dirties the page once per row
  * before the DELETE writes another, then fetches every row again by TID.
  * A delete that does not wait gives the same "skip what others hold"
  * without the lock pass: a row being updated, locked or deleted by another
- * transaction comes back as busy and is left for a later round.
+ * transaction comes back as busy and is left for a later walk.  A bitmap
+ * visits each page once for both kinds of items, in physical order, and
+ * lets batches in separate transactions take the rows of one walk in turn
+ * without walking the index again.
  *
  * It applies only when a plain DELETE would do nothing but delete: a plain
  * table without inheritance children, or a partitioned one whose leaves are
  * all plain tables; no DELETE triggers (foreign keys pointing at the table
  * are triggers too), no rules, no row security that applies to the owner,
- * DELETE and SELECT granted, and a valid purge index of the wanted kind on
- * every leaf.  Otherwise it returns the reason and the caller runs the
- * statement, which does everything a DELETE does.
- *
- * A partitioned container is walked one leaf at a time, leaves in OID
- * order, each through its own partition of the purge index; the keyset is
- * (leaf, key).
+ * DELETE and SELECT granted, and valid purge indexes on every leaf.
+ * Otherwise it returns the reason and the caller runs the statement, which
+ * does everything a DELETE does.
  *
  * Locking: the caller holds RowExclusiveLock on the table and every
- * partition (taken without waiting) and runs as the table's owner.  The index is locked
- * AccessShareLock without waiting; an index we cannot lock now is not used.
- * Each row is re-checked against the expiry rule on the very version that
- * is deleted; a version changed since our snapshot fails to delete.
+ * partition (taken without waiting) and runs as the table's owner.  Indexes
+ * are locked AccessShareLock without waiting; an index we cannot lock now
+ * is not used.  Each row is re-read as the batch's snapshot sees it and the
+ * expiry rule checked on that version just before it is deleted; a version
+ * changed since that snapshot fails to delete and is skipped.
  */
 #include "ttl.h"
 
@@ -36,7 +37,6 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "nodes/tidbitmap.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/namespace.h"
@@ -47,6 +47,7 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
+#include "nodes/tidbitmap.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
