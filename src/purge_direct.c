@@ -321,14 +321,16 @@ ttl_free_walk(TtlCandidates *walk)
 }
 
 static TtlCandidates *
-new_walk(DirectLeaf *leaves, int nleaves, bool with_inherited, const int64 *cutoff,
-		 MemoryContext parent)
+new_walk(Oid relid, DirectLeaf *leaves, int nleaves, bool with_inherited,
+		 const int64 *cutoff, MemoryContext parent)
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
 											  ALLOCSET_DEFAULT_SIZES);
 	TtlCandidates *walk = MemoryContextAllocZero(cxt, sizeof(TtlCandidates));
 	int			i;
 
+	ereport(DEBUG1,
+			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(relid))));
 	walk->cxt = cxt;
 	walk->with_inherited = with_inherited;
 	walk->cutoff[0] = cutoff[0];
@@ -574,7 +576,7 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool with_inherited,
 			*walk = NULL;
 		}
 		if (*walk == NULL)
-			*walk = new_walk(leaves, nleaves, with_inherited, cutoff, walk_parent);
+			*walk = new_walk(relid, leaves, nleaves, with_inherited, cutoff, walk_parent);
 		out->range_done = take_walk(*walk, leaves, nleaves, limit, &run);
 		if (out->range_done)
 		{
