@@ -48,6 +48,7 @@
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "nodes/tidbitmap.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
@@ -423,6 +424,7 @@ take_walk(TtlCandidates *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 		DirectLeaf *leaf = NULL;
 		IndexFetchTableData *fetch;
 		TupleTableSlot *slot;
+		BlockNumber nblocks;
 		int			i;
 
 		if (walk->leaf >= walk->nleaves)
@@ -438,6 +440,11 @@ take_walk(TtlCandidates *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 		if (walk->tbm == NULL)
 			gather_leaf(walk, leaf, run);
 
+		/*
+		 * Between batches, VACUUM may have cut empty pages off the end of
+		 * the table (not during one: our lock keeps it from truncating).
+		 */
+		nblocks = RelationGetNumberOfBlocks(leaf->rel);
 		fetch = table_index_fetch_begin(leaf->rel);
 		slot = table_slot_create(leaf->rel, NULL);
 		while (limit < 0 || run->out->found < limit)
@@ -448,6 +455,11 @@ take_walk(TtlCandidates *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
 				if (walk->page == NULL)
 					break;
+			}
+			if (walk->page->blockno >= nblocks)
+			{
+				walk->page = NULL;	/* truncated away: nothing left there */
+				continue;
 			}
 			take_page(walk, leaf, fetch, slot, limit, run);
 		}
