@@ -58,16 +58,13 @@ typedef struct PurgeCursor
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
 	bool		honour_pause;	/* automatic purge stops when paused */
-	TtlCandidates *walk;		/* direct path: the walk batches take from */
-	MemoryContext walk_parent;	/* where walks live (across batches) */
 } PurgeCursor;
 
 static void
 cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
-			bool honour_pause, MemoryContext walk_parent)
+			bool honour_pause)
 {
 	memset(cur, 0, sizeof(PurgeCursor));
-	cur->walk_parent = walk_parent;
 	cur->relid = relid;
 	cur->owner = owner;
 	cur->now_seconds = now_seconds;
@@ -292,28 +289,33 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_INHERITED,
-								&cur->walk, cur->walk_parent, limit,
-								(int32) default_ttl, cur->now_seconds, &direct);
+	if (limit < 0)
+	{
+		/* no limit, no keyset: both kinds in one pass over the table */
+		obstacle = ttl_purge_direct_all(cur->relid, doc_name,
+										cur->kind == PURGE_INHERITED,
+										(int32) default_ttl, cur->now_seconds, &direct);
+		if (obstacle == NULL)
+			cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
+	}
+	else
+		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
+									cur->leaf, cur->lower_key, cutoff, limit,
+									(int32) default_ttl, cur->now_seconds, &direct);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
+		found = direct.found;
 		deleted = direct.deleted;
-		/* a walk covers both kinds: done means done */
-		exhausted = direct.range_done;
-		if (exhausted)
-			cur->kind = PURGE_OWN;
-		last_leaf = InvalidOid;
-		last_key = PG_INT64_MIN;
+		last_leaf = direct.last_leaf;
+		last_key = direct.last_key;
 	}
 	else
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
 								 relname, obstacle)));
-		ttl_free_walk(cur->walk);
-		cur->walk = NULL;
 		nspname = get_namespace_name(get_rel_namespace(cur->relid));
 		table = quote_qualified_identifier(nspname, relname);
 		sql = purge_statement(table, doc, cur->kind, partitioned);
@@ -332,16 +334,16 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		deleted = spi_int64(0, 2, &isnull);
 		last_leaf = InvalidOid;
 		last_key = spi_int64(0, 3, &isnull);
-
-		/*
-		 * The key range is done when a batch comes back short.  A full batch
-		 * that deleted nothing and did not move the key would find the same
-		 * rows again: the range is done for this walk too.
-		 */
-		exhausted = limit < 0 || found < limit ||
-			(deleted == 0 && last_key == cur->lower_key);
 	}
 	SPI_finish();
+
+	/*
+	 * The key range is done when a batch comes back short.  A full batch
+	 * that deleted nothing and did not move the key would find the same rows
+	 * again: the range is done for this walk too.
+	 */
+	exhausted = limit < 0 || found < limit ||
+		(deleted == 0 && last_leaf == cur->leaf && last_key == cur->lower_key);
 
 	if (exhausted)
 	{
@@ -398,8 +400,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
 
-	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false,
-				CurrentMemoryContext);
+	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false);
 	ttl_become_user(owner, &ctx);
 
 	/*
@@ -415,7 +416,6 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
-	ttl_free_walk(cur.walk);
 	*skipped = cur.busy;
 	if (!cur.busy)
 		ttl_record_purge(relid, cur.deleted, NULL);
@@ -473,7 +473,6 @@ typedef struct ResumePoint
 	Oid			leaf;
 	int64		lower_key;
 	int64		deleted;
-	TtlCandidates *walk;		/* the direct path's walk, handed on */
 } ResumePoint;
 
 HTAB *
@@ -499,8 +498,6 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	cur->kind = point->kind;
 	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
-	cur->walk = point->walk;	/* the cursor owns it now */
-	point->walk = NULL;
 	cur->deleted = point->deleted;
 }
 
@@ -515,10 +512,7 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		return;
 	hash_seq_init(&status, resume);
 	while ((point = hash_seq_search(&status)) != NULL)
-	{
-		ttl_free_walk(point->walk); /* a container no longer due */
 		hash_search(resume, &point->relid, HASH_REMOVE, NULL);
-	}
 	for (i = 0; i < ncursors; i++)
 	{
 		if (cursors[i].kind == PURGE_DONE)
@@ -528,8 +522,6 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		point->leaf = cursors[i].leaf;
 		point->lower_key = cursors[i].lower_key;
 		point->deleted = cursors[i].deleted;
-		point->walk = cursors[i].walk;
-		cursors[i].walk = NULL;
 	}
 }
 
@@ -677,8 +669,8 @@ ttl_purge_round(TtlRoundOps *ops)
 	MemoryContext round_cxt;
 	MemoryContext caller_cxt;
 	List	   *relids;
-	PurgeCursor *volatile cursors = NULL;
-	volatile int ncursors = 0;
+	PurgeCursor *cursors;
+	int			ncursors;
 	int			active;
 	int64		total = 0;
 	int64		now_seconds = ttl_current_unix_seconds();
@@ -701,8 +693,7 @@ ttl_purge_round(TtlRoundOps *ops)
 		{
 			Oid			relid = lfirst_oid(lc);
 
-			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
-						TopMemoryContext);
+			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true);
 			resume_cursor(ops->resume, &cursors[i]);
 			i++;
 		}
@@ -749,9 +740,6 @@ ttl_purge_round(TtlRoundOps *ops)
 	}
 	PG_FINALLY();
 	{
-		/* walks not handed on to the next round */
-		for (i = 0; cursors != NULL && i < ncursors; i++)
-			ttl_free_walk(cursors[i].walk);
 		cost_end();
 		if (CurrentMemoryContext == round_cxt)
 			MemoryContextSwitchTo(caller_cxt);

@@ -1,19 +1,23 @@
 /*
  * purge_direct.c
  *		The fast path of purge: find the due rows through the purge indexes
- *		into a TID bitmap and delete each with table_tuple_delete(wait =
- *		false), the way the executor's DELETE would, minus what it cannot
- *		need here.
+ *		and delete each with table_tuple_delete(wait = false), the way the
+ *		executor's DELETE would, minus what it cannot need here.
  *
  * Why: the statement path (purge.c) must first lock its batch FOR UPDATE
  * SKIP LOCKED, which writes a WAL record and dirties the page once per row
  * before the DELETE writes another, then fetches every row again by TID.
  * A delete that does not wait gives the same "skip what others hold"
  * without the lock pass: a row being updated, locked or deleted by another
- * transaction comes back as busy and is left for a later walk.  A bitmap
- * visits each page once for both kinds of items, in physical order, and
- * lets batches in separate transactions take the rows of one walk in turn
- * without walking the index again.
+ * transaction comes back as busy and is left for a later walk.
+ *
+ * Two shapes.  A batch (the worker, ttl.run_purge, ttl.purge with
+ * max_rows) walks one purge index in key order from where the previous
+ * batch stopped, deleting as it goes; the index scan marks the entries of
+ * rows earlier batches deleted as dead, so later walks skip them cheaply,
+ * and nothing is held between transactions.  ttl.purge without max_rows
+ * puts the due entries of both purge indexes into one TID bitmap and visits
+ * each page once, in physical order, like a bitmap heap scan.
  *
  * It applies only when a plain DELETE would do nothing but delete: a plain
  * table without inheritance children, or a partitioned one whose leaves are
@@ -26,9 +30,9 @@
  * Locking: the caller holds RowExclusiveLock on the table and every
  * partition (taken without waiting) and runs as the table's owner.  Indexes
  * are locked AccessShareLock without waiting; an index we cannot lock now
- * is not used.  Each row is re-read as the batch's snapshot sees it and the
- * expiry rule checked on that version just before it is deleted; a version
- * changed since that snapshot fails to delete and is skipped.
+ * is not used.  The expiry rule is checked on the row version the snapshot
+ * sees just before it is deleted; a version changed since that snapshot
+ * fails to delete and is skipped.
  */
 #include "ttl.h"
 
@@ -48,7 +52,6 @@
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "nodes/tidbitmap.h"
-#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
@@ -291,66 +294,62 @@ delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *s
 }
 
 /*
- * A walk of the direct path: the due rows of a container, found through
- * its purge indexes into one TID bitmap per leaf (bounded by work_mem,
- * lossy beyond), taken page by page by the batches that follow, each in
- * its own transaction.  Every page is visited once per walk, like a bitmap
- * heap scan, and no batch walks again over index entries of rows earlier
- * batches deleted.  A TID may meanwhile hold another row (vacuum, then an
- * insert): every delete reads the row as its snapshot sees it and checks
- * the rule on it first.  A walk lives in its own memory context.
+ * A batch's walk of one leaf's purge index of that kind, in key order from
+ * lower_key to cutoff, deleting each due row as it is found, until
+ * out->found reaches limit.  The index scan itself checks visibility, so
+ * the entries of rows earlier batches deleted are marked dead in the index
+ * as it passes them and later walks skip them cheaply.
  */
-struct TtlCandidates
-{
-	MemoryContext cxt;
-	bool		with_inherited; /* both kinds, or only items with their own ttl */
-	int64		cutoff[2];		/* inherited: _ts <= now - default; own: expiry <= now */
-	int			nleaves;
-	Oid		   *leaves;			/* in OID order */
-	int			leaf;			/* the leaf being taken */
-	TIDBitmap  *tbm;			/* its due rows; NULL: not gathered yet */
-	TBMIterator *iterator;
-	TBMIterateResult *page;		/* the page being taken; NULL: the next one */
-	int			pos;			/* next offsets[] index, or lossy: offset */
-};
-
-void
-ttl_free_walk(TtlCandidates *walk)
-{
-	if (walk != NULL)
-		MemoryContextDelete(walk->cxt);
-}
-
-static TtlCandidates *
-new_walk(Oid relid, DirectLeaf *leaves, int nleaves, bool with_inherited,
-		 const int64 *cutoff, MemoryContext parent)
-{
-	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
-											  ALLOCSET_DEFAULT_SIZES);
-	TtlCandidates *walk = MemoryContextAllocZero(cxt, sizeof(TtlCandidates));
-	int			i;
-
-	ereport(DEBUG1,
-			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(relid))));
-	walk->cxt = cxt;
-	walk->with_inherited = with_inherited;
-	walk->cutoff[0] = cutoff[0];
-	walk->cutoff[1] = cutoff[1];
-	walk->nleaves = nleaves;
-	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
-	for (i = 0; i < nleaves; i++)
-		walk->leaves[i] = RelationGetRelid(leaves[i].rel);
-	return walk;
-}
-
-/* The due rows of one leaf, from its purge indexes, into the walk's bitmap. */
 static void
-gather_leaf(TtlCandidates *walk, DirectLeaf *leaf, DirectRun *run)
+walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit,
+		  DirectRun *run)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(walk->cxt);
+	IndexScanDesc scan;
+	ScanKeyData keys[2];
+	TupleTableSlot *slot;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(lower_key));
+	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
+				Int64GetDatum(cutoff));
+	scan = index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	slot = table_slot_create(leaf->rel, NULL);
+	while (run->out->found < limit &&
+		   index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		int64		ts;
+		int64		expiry;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!row_is_due(leaf, slot, run, &ts, &expiry))
+			continue;			/* cannot be, unless the index lies: not ours */
+		if (!delete_row(leaf, slot, run))
+			continue;			/* busy: left for a later walk */
+		run->out->found++;
+		run->out->last_leaf = RelationGetRelid(leaf->rel);
+		run->out->last_key = kind == 1 ? expiry : ts;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_endscan(scan);
+}
+
+/*
+ * Everything due in one leaf at once (ttl.purge() without max_rows), like
+ * a bitmap heap scan: the due entries of both purge indexes go into one TID
+ * bitmap (bounded by work_mem, lossy beyond), then each page is visited
+ * once, in physical order, for both kinds of items.
+ */
+static void
+bitmap_leaf(DirectLeaf *leaf, const int64 *cutoff, DirectRun *run)
+{
+	TIDBitmap  *tbm = tbm_create(work_mem * 1024L, NULL);
+	TBMIterator *iterator;
+	TBMIterateResult *page;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
 	int			kind;
 
-	walk->tbm = tbm_create(work_mem * 1024L, NULL);
 	for (kind = 0; kind < 2; kind++)
 	{
 		IndexScanDesc scan;
@@ -359,117 +358,37 @@ gather_leaf(TtlCandidates *walk, DirectLeaf *leaf, DirectRun *run)
 		if (leaf->index[kind] == NULL)
 			continue;
 		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(walk->cutoff[kind]));
+					Int64GetDatum(cutoff[kind]));
 		scan = index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
 		index_rescan(scan, &key, 1, NULL, 0);
-		(void) index_getbitmap(scan, walk->tbm);
+		(void) index_getbitmap(scan, tbm);
 		index_endscan(scan);
 	}
-	walk->iterator = tbm_begin_iterate(walk->tbm);
-	walk->page = NULL;
-	MemoryContextSwitchTo(oldcxt);
-}
 
-/* Done with the current leaf's bitmap: on to the next leaf. */
-static void
-next_leaf(TtlCandidates *walk)
-{
-	if (walk->tbm != NULL)
-	{
-		tbm_end_iterate(walk->iterator);
-		tbm_free(walk->tbm);
-	}
-	walk->tbm = NULL;
-	walk->iterator = NULL;
-	walk->page = NULL;
-	walk->leaf++;
-}
-
-/*
- * Take rows of the current page until it is done or out->found reaches
- * limit (< 0: no limit).
- */
-static void
-take_page(TtlCandidates *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
-		  TupleTableSlot *slot, int64 limit, DirectRun *run)
-{
-	TBMIterateResult *page = walk->page;
-	bool		lossy = page->ntuples < 0;
-	int			end = lossy ? MaxHeapTuplesPerPage + 1 : page->ntuples;
-	ItemPointerData tid;
-
-	while (walk->pos < end && (limit < 0 || run->out->found < limit))
+	fetch = table_index_fetch_begin(leaf->rel);
+	slot = table_slot_create(leaf->rel, NULL);
+	iterator = tbm_begin_iterate(tbm);
+	while ((page = tbm_iterate(iterator)) != NULL)
 	{
 		/* lossy: every chain of the page; the expiry re-check decides */
-		ItemPointerSet(&tid, page->blockno,
-					   lossy ? (OffsetNumber) walk->pos : page->offsets[walk->pos]);
-		walk->pos++;
-		if (delete_candidate(leaf, fetch, slot, &tid, run))
-			run->out->found++;
-	}
-	if (walk->pos >= end)
-		walk->page = NULL;
-}
-
-/*
- * Go on with the walk until out->found reaches limit (< 0: to its end).
- * Returns whether the walk is done.
- */
-static bool
-take_walk(TtlCandidates *walk, DirectLeaf *leaves, int nleaves, int64 limit,
-		  DirectRun *run)
-{
-	while (limit < 0 || run->out->found < limit)
-	{
-		DirectLeaf *leaf = NULL;
-		IndexFetchTableData *fetch;
-		TupleTableSlot *slot;
-		BlockNumber nblocks;
+		bool		lossy = page->ntuples < 0;
+		int			n = lossy ? MaxHeapTuplesPerPage : page->ntuples;
 		int			i;
 
-		if (walk->leaf >= walk->nleaves)
-			return true;
-		for (i = 0; i < nleaves; i++)
-			if (RelationGetRelid(leaves[i].rel) == walk->leaves[walk->leaf])
-				leaf = &leaves[i];
-		if (leaf == NULL)
+		for (i = 0; i < n; i++)
 		{
-			next_leaf(walk);	/* detached meanwhile: not ours any more */
-			continue;
-		}
-		if (walk->tbm == NULL)
-			gather_leaf(walk, leaf, run);
+			ItemPointerData tid;
 
-		/*
-		 * Between batches, VACUUM may have cut empty pages off the end of
-		 * the table (not during one: our lock keeps it from truncating).
-		 */
-		nblocks = RelationGetNumberOfBlocks(leaf->rel);
-		fetch = table_index_fetch_begin(leaf->rel);
-		slot = table_slot_create(leaf->rel, NULL);
-		while (limit < 0 || run->out->found < limit)
-		{
-			if (walk->page == NULL)
-			{
-				walk->page = tbm_iterate(walk->iterator);
-				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
-				if (walk->page == NULL)
-					break;
-			}
-			if (walk->page->blockno >= nblocks)
-			{
-				walk->page = NULL;	/* truncated away: nothing left there */
-				continue;
-			}
-			take_page(walk, leaf, fetch, slot, limit, run);
+			ItemPointerSet(&tid, page->blockno,
+						   lossy ? (OffsetNumber) (i + FirstOffsetNumber) : page->offsets[i]);
+			if (delete_candidate(leaf, fetch, slot, &tid, run))
+				run->out->found++;
 		}
-		ExecDropSingleTupleTableSlot(slot);
-		table_index_fetch_end(fetch);
-		if (walk->page == NULL && walk->tbm != NULL &&
-			(limit < 0 || run->out->found < limit))
-			next_leaf(walk);
 	}
-	return false;
+	tbm_end_iterate(iterator);
+	tbm_free(tbm);
+	ExecDropSingleTupleTableSlot(slot);
+	table_index_fetch_end(fetch);
 }
 
 /*
@@ -558,17 +477,56 @@ end_run(DirectRun *run)
 }
 
 /*
- * A batch of the direct path: take up to limit (< 0: all) due rows not
- * skipped as busy from the container's walk (*walk, kept by the caller
- * across batches; a new one, a child of walk_parent, when there is none or
- * it covered other kinds), deleting each without waiting.  Sets
- * out->range_done when the walk is done (it is then freed).  Returns NULL
- * when it ran, else why it does not apply (nothing done).
+ * One batch: walk the purge index of that kind, leaf by leaf (in OID
+ * order), from (start_leaf, lower_key) to cutoff, deleting each due row,
+ * until limit (>= 0) rows not skipped as busy are gone; out->last_leaf and
+ * last_key say where it stopped (the keyset of the next batch).  Returns
+ * NULL when it ran, else why the direct path does not apply (nothing done).
  */
 const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool with_inherited,
-				 TtlCandidates **walk, MemoryContext walk_parent, int64 limit,
+ttl_purge_direct(Oid relid, const char *doc_column, bool own,
+				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
 				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+{
+	bool		want[2] = {!own, own};
+	DirectLeaf *leaves;
+	int			nleaves;
+	const char *obstacle;
+	DirectRun	run;
+	int			i;
+
+	memset(out, 0, sizeof(TtlDirectBatch));
+	out->last_leaf = start_leaf;
+	out->last_key = lower_key;
+	obstacle = open_leaves(relid, doc_column, want, &leaves, &nleaves);
+	if (obstacle == NULL)
+	{
+		begin_run(&run, default_ttl, now_seconds, out);
+		for (i = 0; i < nleaves && out->found < limit; i++)
+		{
+			Oid			leafid = RelationGetRelid(leaves[i].rel);
+
+			if (leafid < start_leaf)
+				continue;		/* done earlier in this walk */
+			walk_leaf(&leaves[i], own ? 1 : 0,
+					  leafid == start_leaf ? lower_key : PG_INT64_MIN,
+					  cutoff, limit, &run);
+		}
+		end_run(&run);
+	}
+	close_leaves(leaves, nleaves);
+	return obstacle;
+}
+
+/*
+ * Everything due, without a limit (ttl.purge() without max_rows): the items
+ * inheriting the default too when with_inherited, and the items with their
+ * own ttl, each leaf in one bitmap pass.  Returns NULL when it ran, else
+ * why the direct path does not apply (nothing done).
+ */
+const char *
+ttl_purge_direct_all(Oid relid, const char *doc_column, bool with_inherited,
+					 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
 {
 	bool		want[2] = {with_inherited, true};
 	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
@@ -576,25 +534,15 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool with_inherited,
 	int			nleaves;
 	const char *obstacle;
 	DirectRun	run;
+	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
 	obstacle = open_leaves(relid, doc_column, want, &leaves, &nleaves);
 	if (obstacle == NULL)
 	{
 		begin_run(&run, default_ttl, now_seconds, out);
-		if (*walk != NULL && (*walk)->with_inherited != with_inherited)
-		{
-			ttl_free_walk(*walk);
-			*walk = NULL;
-		}
-		if (*walk == NULL)
-			*walk = new_walk(relid, leaves, nleaves, with_inherited, cutoff, walk_parent);
-		out->range_done = take_walk(*walk, leaves, nleaves, limit, &run);
-		if (out->range_done)
-		{
-			ttl_free_walk(*walk);
-			*walk = NULL;
-		}
+		for (i = 0; i < nleaves; i++)
+			bitmap_leaf(&leaves[i], cutoff, &run);
 		end_run(&run);
 	}
 	close_leaves(leaves, nleaves);

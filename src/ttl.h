@@ -82,22 +82,22 @@ extern void ttl_restore_user(TtlUserContext *ctx);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 								 Datum *values, const char *nulls, SPIPlanPtr *saved);
 
-/* purge_direct.c: purge batches without a lock pass, where they apply */
+/* purge_direct.c: purge without a lock pass, where it applies */
 typedef struct TtlDirectBatch
 {
-	int64		found;			/* due rows taken, not skipped as busy */
+	int64		found;			/* due rows deleted, not skipped as busy */
 	int64		deleted;
-	bool		range_done;		/* the walk is done */
+	Oid			last_leaf;		/* keyset: the partition and key of the */
+	int64		last_key;		/* last of them */
 } TtlDirectBatch;
 
-typedef struct TtlCandidates TtlCandidates;
-
-extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
-									bool with_inherited, TtlCandidates **walk,
-									MemoryContext walk_parent, int64 limit,
-									int32 default_ttl, int64 now_seconds,
+extern const char *ttl_purge_direct(Oid relid, const char *doc_column, bool own,
+									Oid start_leaf, int64 lower_key, int64 cutoff,
+									int64 limit, int32 default_ttl, int64 now_seconds,
 									TtlDirectBatch *out);
-extern void ttl_free_walk(TtlCandidates *walk);
+extern const char *ttl_purge_direct_all(Oid relid, const char *doc_column,
+										bool with_inherited, int32 default_ttl,
+										int64 now_seconds, TtlDirectBatch *out);
 
 /* purge.c */
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
