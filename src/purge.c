@@ -231,6 +231,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *doc_name;
 	const char *obstacle;
 	TtlDirectBatch direct;
+	bool		want[2];
 	bool		exhausted;
 
 	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
@@ -289,19 +290,13 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	if (limit < 0)
-	{
-		/* no limit, no keyset: both kinds in one pass over the table */
-		obstacle = ttl_purge_direct_all(cur->relid, doc_name,
-										cur->kind == PURGE_INHERITED,
-										(int32) default_ttl, cur->now_seconds, &direct);
-		if (obstacle == NULL)
-			cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
-	}
-	else
-		obstacle = ttl_purge_direct(cur->relid, doc_name, cur->kind == PURGE_OWN,
-									cur->leaf, cur->lower_key, cutoff, limit,
-									(int32) default_ttl, cur->now_seconds, &direct);
+	/* no limit: both kinds in one pass over the table; else one keyset walk */
+	want[0] = cur->kind == PURGE_INHERITED;
+	want[1] = cur->kind == PURGE_OWN || limit < 0;
+	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
+								limit, (int32) default_ttl, cur->now_seconds, &direct);
+	if (obstacle == NULL && limit < 0)
+		cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,

@@ -477,18 +477,21 @@ end_run(DirectRun *run)
 }
 
 /*
- * One batch: walk the purge index of that kind, leaf by leaf (in OID
- * order), from (start_leaf, lower_key) to cutoff, deleting each due row,
- * until limit (>= 0) rows not skipped as busy are gone; out->last_leaf and
- * last_key say where it stopped (the keyset of the next batch).  Returns
- * NULL when it ran, else why the direct path does not apply (nothing done).
+ * Delete due rows of the kinds wanted (want[0]: items inheriting the
+ * default, want[1]: items with their own ttl).  With limit >= 0, one batch:
+ * walk the one wanted index, leaf by leaf (in OID order), in key order from
+ * (start_leaf, lower_key), until limit rows not skipped as busy are gone;
+ * out->last_leaf and last_key say where it stopped (the next batch's
+ * keyset).  With limit < 0, everything due, each leaf in one bitmap pass
+ * over both wanted indexes.  Returns NULL when it ran, else why the direct
+ * path does not apply (nothing done).
  */
 const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-				 Oid start_leaf, int64 lower_key, int64 cutoff, int64 limit,
+ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
+				 Oid start_leaf, int64 lower_key, int64 limit,
 				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
 {
-	bool		want[2] = {!own, own};
+	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
 	DirectLeaf *leaves;
 	int			nleaves;
 	const char *obstacle;
@@ -502,47 +505,18 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool own,
 	if (obstacle == NULL)
 	{
 		begin_run(&run, default_ttl, now_seconds, out);
-		for (i = 0; i < nleaves && out->found < limit; i++)
+		for (i = 0; i < nleaves && (limit < 0 || out->found < limit); i++)
 		{
 			Oid			leafid = RelationGetRelid(leaves[i].rel);
+			int			kind = want[0] ? 0 : 1;
 
-			if (leafid < start_leaf)
-				continue;		/* done earlier in this walk */
-			walk_leaf(&leaves[i], own ? 1 : 0,
-					  leafid == start_leaf ? lower_key : PG_INT64_MIN,
-					  cutoff, limit, &run);
+			if (limit < 0)
+				bitmap_leaf(&leaves[i], cutoff, &run);
+			else if (leafid >= start_leaf)	/* else done earlier in this walk */
+				walk_leaf(&leaves[i], kind,
+						  leafid == start_leaf ? lower_key : PG_INT64_MIN,
+						  cutoff[kind], limit, &run);
 		}
-		end_run(&run);
-	}
-	close_leaves(leaves, nleaves);
-	return obstacle;
-}
-
-/*
- * Everything due, without a limit (ttl.purge() without max_rows): the items
- * inheriting the default too when with_inherited, and the items with their
- * own ttl, each leaf in one bitmap pass.  Returns NULL when it ran, else
- * why the direct path does not apply (nothing done).
- */
-const char *
-ttl_purge_direct_all(Oid relid, const char *doc_column, bool with_inherited,
-					 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
-{
-	bool		want[2] = {with_inherited, true};
-	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
-	DirectLeaf *leaves;
-	int			nleaves;
-	const char *obstacle;
-	DirectRun	run;
-	int			i;
-
-	memset(out, 0, sizeof(TtlDirectBatch));
-	obstacle = open_leaves(relid, doc_column, want, &leaves, &nleaves);
-	if (obstacle == NULL)
-	{
-		begin_run(&run, default_ttl, now_seconds, out);
-		for (i = 0; i < nleaves; i++)
-			bitmap_leaf(&leaves[i], cutoff, &run);
 		end_run(&run);
 	}
 	close_leaves(leaves, nleaves);

@@ -91,13 +91,10 @@ typedef struct TtlDirectBatch
 	int64		last_key;		/* last of them */
 } TtlDirectBatch;
 
-extern const char *ttl_purge_direct(Oid relid, const char *doc_column, bool own,
-									Oid start_leaf, int64 lower_key, int64 cutoff,
+extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
+									const bool *want, Oid start_leaf, int64 lower_key,
 									int64 limit, int32 default_ttl, int64 now_seconds,
 									TtlDirectBatch *out);
-extern const char *ttl_purge_direct_all(Oid relid, const char *doc_column,
-										bool with_inherited, int32 default_ttl,
-										int64 now_seconds, TtlDirectBatch *out);
 
 /* purge.c */
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
