@@ -58,13 +58,18 @@ typedef struct PurgeCursor
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
 	bool		honour_pause;	/* automatic purge stops when paused */
+	bool		use_walk;		/* direct path: batches take from one walk */
+	TtlWalk    *walk;			/* that walk, */
+	MemoryContext walk_cxt;		/* in the round's memory */
 } PurgeCursor;
 
 static void
 cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
-			bool honour_pause)
+			bool honour_pause, bool use_walk)
 {
 	memset(cur, 0, sizeof(PurgeCursor));
+	cur->use_walk = use_walk;
+	cur->walk_cxt = CurrentMemoryContext;
 	cur->relid = relid;
 	cur->owner = owner;
 	cur->now_seconds = now_seconds;
@@ -232,7 +237,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	const char *obstacle;
 	TtlDirectBatch direct;
 	bool		want[2];
-	bool		exhausted;
+	bool		walking;
+	bool		exhausted = false;
 
 	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
 	{
@@ -290,13 +296,17 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
 	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	/* no limit: both kinds in one pass over the table; else one keyset walk */
+	/*
+	 * A walk (no limit, or the procedure's batches) takes both kinds in
+	 * one pass over the table; else one keyset walk of one index.
+	 */
+	walking = cur->use_walk || limit < 0;
 	want[0] = cur->kind == PURGE_INHERITED;
-	want[1] = cur->kind == PURGE_OWN || limit < 0;
+	want[1] = cur->kind == PURGE_OWN || walking;
 	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
-								limit, (int32) default_ttl, cur->now_seconds, &direct);
-	if (obstacle == NULL && limit < 0)
-		cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
+								limit, cur->use_walk ? &cur->walk : NULL,
+								cur->walk_cxt,
+								(int32) default_ttl, cur->now_seconds, &direct);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
@@ -305,12 +315,21 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		deleted = direct.deleted;
 		last_leaf = direct.last_leaf;
 		last_key = direct.last_key;
+		if (walking)
+		{
+			exhausted = direct.range_done;
+			if (exhausted)
+				cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
+		}
 	}
 	else
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
 								 relname, obstacle)));
+		walking = false;
+		ttl_free_walk(cur->walk);
+		cur->walk = NULL;
 		nspname = get_namespace_name(get_rel_namespace(cur->relid));
 		table = quote_qualified_identifier(nspname, relname);
 		sql = purge_statement(table, doc, cur->kind, partitioned);
@@ -337,8 +356,9 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * that deleted nothing and did not move the key would find the same rows
 	 * again: the range is done for this walk too.
 	 */
-	exhausted = limit < 0 || found < limit ||
-		(deleted == 0 && last_leaf == cur->leaf && last_key == cur->lower_key);
+	if (!walking)
+		exhausted = limit < 0 || found < limit ||
+			(deleted == 0 && last_leaf == cur->leaf && last_key == cur->lower_key);
 
 	if (exhausted)
 	{
@@ -395,7 +415,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
 
-	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false);
+	cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, false);
 	ttl_become_user(owner, &ctx);
 
 	/*
@@ -688,7 +708,8 @@ ttl_purge_round(TtlRoundOps *ops)
 		{
 			Oid			relid = lfirst_oid(lc);
 
-			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true);
+			cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
+						ops->walks);
 			resume_cursor(ops->resume, &cursors[i]);
 			i++;
 		}
@@ -827,6 +848,7 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	ops.next_transaction = procedure_next_transaction;
 	ops.all_owners = superuser();
+	ops.walks = true;
 	total = ttl_purge_round(&ops);
 	SPI_finish();
 	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));

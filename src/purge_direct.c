@@ -11,13 +11,15 @@
  * without the lock pass: a row being updated, locked or deleted by another
  * transaction comes back as busy and is left for a later walk.
  *
- * Two shapes.  A batch (the worker, ttl.run_purge, ttl.purge with
- * max_rows) walks one purge index in key order from where the previous
- * batch stopped, deleting as it goes; the index scan marks the entries of
- * rows earlier batches deleted as dead, so later walks skip them cheaply,
- * and nothing is held between transactions.  ttl.purge without max_rows
- * puts the due entries of both purge indexes into one TID bitmap and visits
- * each page once, in physical order, like a bitmap heap scan.
+ * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
+ * purge index in key order from where the previous batch stopped, deleting
+ * as it goes; the index scan marks the entries of rows earlier batches
+ * deleted as dead, so later walks skip them cheaply, and nothing is held
+ * between transactions (the worker's memory stays flat).  ttl.purge
+ * without max_rows and CALL ttl.run_purge put the due entries of both
+ * purge indexes into one TID bitmap per partition (a TtlWalk) and visit
+ * each page once, in physical order, like a bitmap heap scan; the
+ * procedure's batches take the walk in turn and it ends with the CALL.
  *
  * It applies only when a plain DELETE would do nothing but delete: a plain
  * table without inheritance children, or a partitioned one whose leaves are
@@ -52,6 +54,7 @@
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "nodes/tidbitmap.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgroids.h"
@@ -335,21 +338,66 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 }
 
 /*
- * Everything due in one leaf at once (ttl.purge() without max_rows), like
- * a bitmap heap scan: the due entries of both purge indexes go into one TID
- * bitmap (bounded by work_mem, lossy beyond), then each page is visited
- * once, in physical order, for both kinds of items.
+ * A walk of the direct path: the due rows of a container, found through
+ * its purge indexes into one TID bitmap per leaf (bounded by work_mem,
+ * lossy beyond), taken page by page by the batches that follow, each in
+ * its own transaction.  Every page is visited once per walk, like a bitmap
+ * heap scan, and no batch walks again over index entries of rows earlier
+ * batches deleted.  A TID may meanwhile hold another row (vacuum, then an
+ * insert): every delete reads the row as its snapshot sees it and checks
+ * the rule on it first.  A walk lives in its own memory context.
  */
-static void
-bitmap_leaf(DirectLeaf *leaf, const int64 *cutoff, DirectRun *run)
+struct TtlWalk
 {
-	TIDBitmap  *tbm = tbm_create(work_mem * 1024L, NULL);
+	MemoryContext cxt;
+	bool		with_inherited; /* both kinds, or only items with their own ttl */
+	int64		cutoff[2];		/* inherited: _ts <= now - default; own: expiry <= now */
+	int			nleaves;
+	Oid		   *leaves;			/* in OID order */
+	int			leaf;			/* the leaf being taken */
+	TIDBitmap  *tbm;			/* its due rows; NULL: not gathered yet */
 	TBMIterator *iterator;
-	TBMIterateResult *page;
-	IndexFetchTableData *fetch;
-	TupleTableSlot *slot;
+	TBMIterateResult *page;		/* the page being taken; NULL: the next one */
+	int			pos;			/* next offsets[] index, or lossy: offset */
+};
+
+void
+ttl_free_walk(TtlWalk *walk)
+{
+	if (walk != NULL)
+		MemoryContextDelete(walk->cxt);
+}
+
+static TtlWalk *
+new_walk(Oid relid, DirectLeaf *leaves, int nleaves, bool with_inherited,
+		 const int64 *cutoff, MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
+											  ALLOCSET_DEFAULT_SIZES);
+	TtlWalk *walk = MemoryContextAllocZero(cxt, sizeof(TtlWalk));
+	int			i;
+
+	ereport(DEBUG1,
+			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(relid))));
+	walk->cxt = cxt;
+	walk->with_inherited = with_inherited;
+	walk->cutoff[0] = cutoff[0];
+	walk->cutoff[1] = cutoff[1];
+	walk->nleaves = nleaves;
+	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
+	for (i = 0; i < nleaves; i++)
+		walk->leaves[i] = RelationGetRelid(leaves[i].rel);
+	return walk;
+}
+
+/* The due rows of one leaf, from its purge indexes, into the walk's bitmap. */
+static void
+gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(walk->cxt);
 	int			kind;
 
+	walk->tbm = tbm_create(work_mem * 1024L, NULL);
 	for (kind = 0; kind < 2; kind++)
 	{
 		IndexScanDesc scan;
@@ -358,37 +406,117 @@ bitmap_leaf(DirectLeaf *leaf, const int64 *cutoff, DirectRun *run)
 		if (leaf->index[kind] == NULL)
 			continue;
 		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(cutoff[kind]));
+					Int64GetDatum(walk->cutoff[kind]));
 		scan = index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
 		index_rescan(scan, &key, 1, NULL, 0);
-		(void) index_getbitmap(scan, tbm);
+		(void) index_getbitmap(scan, walk->tbm);
 		index_endscan(scan);
 	}
+	walk->iterator = tbm_begin_iterate(walk->tbm);
+	walk->page = NULL;
+	MemoryContextSwitchTo(oldcxt);
+}
 
-	fetch = table_index_fetch_begin(leaf->rel);
-	slot = table_slot_create(leaf->rel, NULL);
-	iterator = tbm_begin_iterate(tbm);
-	while ((page = tbm_iterate(iterator)) != NULL)
+/* Done with the current leaf's bitmap: on to the next leaf. */
+static void
+next_leaf(TtlWalk *walk)
+{
+	if (walk->tbm != NULL)
+	{
+		tbm_end_iterate(walk->iterator);
+		tbm_free(walk->tbm);
+	}
+	walk->tbm = NULL;
+	walk->iterator = NULL;
+	walk->page = NULL;
+	walk->leaf++;
+}
+
+/*
+ * Take rows of the current page until it is done or out->found reaches
+ * limit (< 0: no limit).
+ */
+static void
+take_page(TtlWalk *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
+		  TupleTableSlot *slot, int64 limit, DirectRun *run)
+{
+	TBMIterateResult *page = walk->page;
+	bool		lossy = page->ntuples < 0;
+	int			end = lossy ? MaxHeapTuplesPerPage + 1 : page->ntuples;
+	ItemPointerData tid;
+
+	while (walk->pos < end && (limit < 0 || run->out->found < limit))
 	{
 		/* lossy: every chain of the page; the expiry re-check decides */
-		bool		lossy = page->ntuples < 0;
-		int			n = lossy ? MaxHeapTuplesPerPage : page->ntuples;
+		ItemPointerSet(&tid, page->blockno,
+					   lossy ? (OffsetNumber) walk->pos : page->offsets[walk->pos]);
+		walk->pos++;
+		if (delete_candidate(leaf, fetch, slot, &tid, run))
+			run->out->found++;
+	}
+	if (walk->pos >= end)
+		walk->page = NULL;
+}
+
+/*
+ * Go on with the walk until out->found reaches limit (< 0: to its end).
+ * Returns whether the walk is done.
+ */
+static bool
+take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
+		  DirectRun *run)
+{
+	while (limit < 0 || run->out->found < limit)
+	{
+		DirectLeaf *leaf = NULL;
+		IndexFetchTableData *fetch;
+		TupleTableSlot *slot;
+		BlockNumber nblocks;
 		int			i;
 
-		for (i = 0; i < n; i++)
+		if (walk->leaf >= walk->nleaves)
+			return true;
+		for (i = 0; i < nleaves; i++)
+			if (RelationGetRelid(leaves[i].rel) == walk->leaves[walk->leaf])
+				leaf = &leaves[i];
+		if (leaf == NULL)
 		{
-			ItemPointerData tid;
-
-			ItemPointerSet(&tid, page->blockno,
-						   lossy ? (OffsetNumber) (i + FirstOffsetNumber) : page->offsets[i]);
-			if (delete_candidate(leaf, fetch, slot, &tid, run))
-				run->out->found++;
+			next_leaf(walk);	/* detached meanwhile: not ours any more */
+			continue;
 		}
+		if (walk->tbm == NULL)
+			gather_leaf(walk, leaf, run);
+
+		/*
+		 * Between batches, VACUUM may have cut empty pages off the end of
+		 * the table (not during one: our lock keeps it from truncating).
+		 */
+		nblocks = RelationGetNumberOfBlocks(leaf->rel);
+		fetch = table_index_fetch_begin(leaf->rel);
+		slot = table_slot_create(leaf->rel, NULL);
+		while (limit < 0 || run->out->found < limit)
+		{
+			if (walk->page == NULL)
+			{
+				walk->page = tbm_iterate(walk->iterator);
+				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
+				if (walk->page == NULL)
+					break;
+			}
+			if (walk->page->blockno >= nblocks)
+			{
+				walk->page = NULL;	/* truncated away: nothing left there */
+				continue;
+			}
+			take_page(walk, leaf, fetch, slot, limit, run);
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		table_index_fetch_end(fetch);
+		if (walk->page == NULL && walk->tbm != NULL &&
+			(limit < 0 || run->out->found < limit))
+			next_leaf(walk);
 	}
-	tbm_end_iterate(iterator);
-	tbm_free(tbm);
-	ExecDropSingleTupleTableSlot(slot);
-	table_index_fetch_end(fetch);
+	return false;
 }
 
 /*
@@ -478,17 +606,26 @@ end_run(DirectRun *run)
 
 /*
  * Delete due rows of the kinds wanted (want[0]: items inheriting the
- * default, want[1]: items with their own ttl).  With limit >= 0, one batch:
- * walk the one wanted index, leaf by leaf (in OID order), in key order from
- * (start_leaf, lower_key), until limit rows not skipped as busy are gone;
- * out->last_leaf and last_key say where it stopped (the next batch's
- * keyset).  With limit < 0, everything due, each leaf in one bitmap pass
- * over both wanted indexes.  Returns NULL when it ran, else why the direct
- * path does not apply (nothing done).
+ * default, want[1]: items with their own ttl).
+ *
+ * With walk (CALL ttl.run_purge) or limit < 0 (ttl.purge without
+ * max_rows): go on with the walk of both wanted indexes (*walk, a child of
+ * walk_parent, kept by the caller across batches; a new one when there is
+ * none) until limit rows not skipped as busy are gone; out->range_done
+ * when the walk is done (it is then freed).
+ *
+ * Otherwise (the worker, ttl.purge with max_rows), one batch of limit
+ * rows: walk the one wanted index, leaf by leaf (in OID order), in key
+ * order from (start_leaf, lower_key); out->last_leaf and last_key say where
+ * it stopped (the next batch's keyset).
+ *
+ * Returns NULL when it ran, else why the direct path does not apply
+ * (nothing done).
  */
 const char *
 ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 				 Oid start_leaf, int64 lower_key, int64 limit,
+				 TtlWalk **walk, MemoryContext walk_parent,
 				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
 {
 	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
@@ -496,29 +633,55 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	int			nleaves;
 	const char *obstacle;
 	DirectRun	run;
+	TtlWalk    *one_shot = NULL;
 	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
 	out->last_leaf = start_leaf;
 	out->last_key = lower_key;
 	obstacle = open_leaves(relid, doc_column, want, &leaves, &nleaves);
-	if (obstacle == NULL)
+	if (obstacle != NULL)
 	{
-		begin_run(&run, default_ttl, now_seconds, out);
-		for (i = 0; i < nleaves && (limit < 0 || out->found < limit); i++)
+		close_leaves(leaves, nleaves);
+		return obstacle;
+	}
+	begin_run(&run, default_ttl, now_seconds, out);
+	if (walk == NULL && limit < 0)
+	{
+		walk = &one_shot;
+		walk_parent = CurrentMemoryContext;
+	}
+	if (walk != NULL)
+	{
+		if (*walk != NULL && (*walk)->with_inherited != want[0])
+		{
+			ttl_free_walk(*walk);
+			*walk = NULL;
+		}
+		if (*walk == NULL)
+			*walk = new_walk(relid, leaves, nleaves, want[0], cutoff, walk_parent);
+		out->range_done = take_walk(*walk, leaves, nleaves, limit, &run);
+		if (out->range_done)
+		{
+			ttl_free_walk(*walk);
+			*walk = NULL;
+		}
+	}
+	else
+	{
+		int			kind = want[0] ? 0 : 1;
+
+		for (i = 0; i < nleaves && out->found < limit; i++)
 		{
 			Oid			leafid = RelationGetRelid(leaves[i].rel);
-			int			kind = want[0] ? 0 : 1;
 
-			if (limit < 0)
-				bitmap_leaf(&leaves[i], cutoff, &run);
-			else if (leafid >= start_leaf)	/* else done earlier in this walk */
+			if (leafid >= start_leaf)	/* else done earlier in this walk */
 				walk_leaf(&leaves[i], kind,
 						  leafid == start_leaf ? lower_key : PG_INT64_MIN,
 						  cutoff[kind], limit, &run);
 		}
-		end_run(&run);
 	}
+	end_run(&run);
 	close_leaves(leaves, nleaves);
 	return obstacle;
 }

@@ -87,14 +87,19 @@ typedef struct TtlDirectBatch
 {
 	int64		found;			/* due rows deleted, not skipped as busy */
 	int64		deleted;
-	Oid			last_leaf;		/* keyset: the partition and key of the */
-	int64		last_key;		/* last of them */
+	bool		range_done;		/* a walk: it is done */
+	Oid			last_leaf;		/* a keyset batch: the partition and key */
+	int64		last_key;		/* of the last of them */
 } TtlDirectBatch;
+
+typedef struct TtlWalk TtlWalk;
 
 extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
 									const bool *want, Oid start_leaf, int64 lower_key,
-									int64 limit, int32 default_ttl, int64 now_seconds,
+									int64 limit, TtlWalk **walk, MemoryContext walk_parent,
+									int32 default_ttl, int64 now_seconds,
 									TtlDirectBatch *out);
+extern void ttl_free_walk(TtlWalk *walk);
 
 /* purge.c */
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
@@ -111,6 +116,8 @@ typedef struct TtlRoundOps
 	void		(*report) (void *arg, const char *activity);
 	void	   *arg;
 	bool		all_owners;		/* worker: every container; else the caller's */
+	bool		walks;			/* direct path: one bitmap walk per container
+								 * for the round (CALL ttl.run_purge) */
 	int			max_round_ms;	/* > 0: end the round after this long */
 	bool		unfinished;		/* out: the round ended with work left */
 	struct HTAB *resume;		/* where unfinished containers stopped */
