@@ -283,9 +283,27 @@ ttl_restore_user(TtlUserContext *ctx)
 }
 
 /*
- * Run one statement on the extension's own tables, as their owner.  With
- * saved, the plan is prepared once per backend and kept there (the plan
- * cache re-plans it after DDL).
+ * The plan of sql, prepared on first use and kept for the backend's life in
+ * *saved (the plan cache re-plans it after DDL).  Needs SPI connected.
+ */
+SPIPlanPtr
+ttl_kept_plan(SPIPlanPtr *saved, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*saved == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare ttl statement: %s",
+				 SPI_result_code_string(SPI_result));
+		*saved = plan;
+	}
+	return *saved;
+}
+
+/*
+ * Run one statement on the extension's own tables, as their owner; with
+ * saved, through a kept plan (ttl_kept_plan).
  */
 void
 ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
@@ -297,17 +315,9 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 	ttl_become_user(extension_owner(), &ctx);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (saved != NULL && *saved == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "could not prepare ttl registry statement: %s",
-				 SPI_result_code_string(SPI_result));
-		*saved = plan;
-	}
 	if (saved != NULL)
-		rc = SPI_execute_plan(*saved, values, nulls, false, 0);
+		rc = SPI_execute_plan(ttl_kept_plan(saved, sql, nargs, argtypes),
+							  values, nulls, false, 0);
 	else
 		rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
 	if (rc < 0)

@@ -259,15 +259,11 @@ purge_batch(PurgeCursor *cur, int64 limit)
 
 	/* the default, read under the lock a policy change also takes */
 	regvalues[0] = ObjectIdGetDatum(cur->relid);
-	if (registry_plan == NULL)
-	{
-		registry_plan = SPI_prepare("SELECT default_ttl::int8, doc_column::text, paused "
-									"FROM ttl.registry WHERE relid = $1",
-									1, regtypes);
-		if (registry_plan == NULL || SPI_keepplan(registry_plan) != 0)
-			elog(ERROR, "could not prepare the ttl.registry query");
-	}
-	if (SPI_execute_plan(registry_plan, regvalues, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(ttl_kept_plan(&registry_plan,
+									   "SELECT default_ttl::int8, doc_column::text, paused "
+									   "FROM ttl.registry WHERE relid = $1",
+									   1, regtypes),
+						 regvalues, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read ttl.registry");
 	if (SPI_processed == 0 ||
 		(cur->honour_pause &&

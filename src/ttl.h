@@ -79,6 +79,8 @@ typedef struct TtlUserContext
 
 extern void ttl_become_user(Oid userid, TtlUserContext *ctx);
 extern void ttl_restore_user(TtlUserContext *ctx);
+extern SPIPlanPtr ttl_kept_plan(SPIPlanPtr *saved, const char *sql, int nargs,
+								Oid *argtypes);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 								 Datum *values, const char *nulls, SPIPlanPtr *saved);
 
