@@ -34,6 +34,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
+#include "rewrite/prs2lock.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/lsyscache.h"
 
@@ -155,8 +156,8 @@ whole_row_walker(Node *node, WholeRowSearch *search)
 /*
  * Turn range table entry rti of query (a live view's subquery) into a scan
  * of the view's table with the view's filter as its last security qual.
- * The view's other entries (OLD, carrying the reader's SELECT check on the
- * view, and NEW) go to the end of the query's range table.
+ * The view's OLD entry, carrying the reader's SELECT check on the view, goes
+ * to the end of the query's range table.
  */
 static void
 flatten_live_view(Query *query, int rti, RangeTblEntry *rte, int table_rti,
@@ -187,8 +188,13 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, int table_rti,
 	if (view->hasRowSecurity)
 		query->hasRowSecurity = true;
 
+	/*
+	 * OLD carries the reader's permission check on the view and makes the
+	 * plan depend on the view's definition; NEW checks nothing.
+	 */
 	for (i = 1; i <= list_length(view->rtable); i++)
-		if (i != table_rti)
+		if (i != table_rti &&
+			(i == PRS2_OLD_VARNO || rt_fetch(i, view->rtable)->requiredPerms != 0))
 			*extra_rtes = lappend(*extra_rtes, rt_fetch(i, view->rtable));
 
 	list_nth_cell(query->rtable, rti - 1)->ptr_value = scan;
