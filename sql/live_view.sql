@@ -67,6 +67,19 @@ CREATE OR REPLACE VIEW lv_live WITH (security_barrier) AS
 EXECUTE rd(4);
 DEALLOCATE rd;
 
+-- stored queries keep naming the view (a query is only planned through it):
+-- a view and a SQL-standard function body over lv_live, and what they return
+CREATE VIEW lv_odd AS SELECT id FROM lv_live WHERE id < 6;
+CREATE FUNCTION lv_count() RETURNS bigint LANGUAGE sql
+    BEGIN ATOMIC SELECT count(*) FROM lv_live; END;
+SELECT pg_get_viewdef('lv_odd'::regclass) ~ 'FROM lv_live' AS view_names_lv_live,
+       pg_get_functiondef('lv_count'::regproc) ~ 'FROM lv_live' AS function_names_lv_live;
+SELECT id FROM lv_odd ORDER BY id;
+SELECT lv_count();
+EXPLAIN (COSTS OFF) SELECT id FROM lv_odd WHERE id = 3;
+DROP VIEW lv_odd;
+DROP FUNCTION lv_count();
+
 -- a dropped column ahead of the document: column numbers differ from the
 -- view's, so the subquery stays
 CREATE TABLE lvd (gone int, id int PRIMARY KEY, doc jsonb);

@@ -1,44 +1,64 @@
 /*
  * live_view.c
- *		Planner hook that plans a scan of <table>_live as a scan of the table
- *		with ttl.live() as a security qual, instead of a security-barrier
- *		subquery.
+ *		Plans a read of <table>_live as a scan of the table with ttl.live()
+ *		as a security qual, instead of a security-barrier subquery.
  *
  * Why: PostgreSQL never pulls a security_barrier view up into the outer
- * query; it plans the view as a subquery of its own (a second
- * subquery_planner pass, a SubqueryScan to set up), which makes a primary
- * key read through the view with the simple protocol ~20% dearer than on the
- * table.  Row-level security and DML on security_barrier views get the same
- * guarantee without a subquery: the barrier quals become securityQuals of
- * the relation's range table entry, which the planner evaluates before any
- * qual of the query that is not leakproof and never pushes such a qual below
- * them (process_security_barrier_quals, security_level ordering).  This
- * file rewrites our live views into exactly that form, so nothing a reader
- * could see changes: no expired document reaches a non-leakproof function,
- * leakproof filters (ttl.field, ttl.@>, int4eq, texteq) still use indexes.
+ * query.  The rewriter copies the view's query in as a subquery and the
+ * planner plans it on its own (a second subquery_planner pass, a
+ * SubqueryScan), which made a primary-key read through the view with the
+ * simple protocol ~20% dearer than on the table.  Row-level security and
+ * DML on security_barrier views get the same guarantee without a subquery:
+ * the barrier quals become securityQuals of the relation's range table
+ * entry, which the planner evaluates before any qual of the query that is
+ * not leakproof and never pushes such a qual below them
+ * (process_security_barrier_quals, security_level ordering).  This file puts
+ * our live views into exactly that form, so nothing a reader could see
+ * changes: no expired document reaches a non-leakproof function, leakproof
+ * filters (ttl.field, ttl.@>, int4eq, texteq) still use indexes.
  *
- * Only views of the exact shape ttl.enable creates are rewritten
- * (SELECT of all columns in table order FROM one table WHERE ttl.live(...),
- * nothing else); anything else (whole-row references to the view, FOR
- * UPDATE, a view edited by hand, a table with dropped columns before the
- * view's columns) is left to the planner's usual subquery.  The view's own
- * range table entries, which carry the reader's permission check on the
- * view, are kept in the query's range table, as a pulled-up view's are.
+ * Two stages.  After parse analysis of a SELECT (post_parse_analyze_hook),
+ * a live view still is a relation: it becomes the table scan before the
+ * rewriter would copy the view in.  Views the parser does not see (inside
+ * other views, in EXPLAIN or DML, in cursors) arrive at the planner as the
+ * rewriter's subquery (planner_hook) and are flattened there.  CREATE VIEW
+ * analyses its query like a query to run; the post-parse stage stays away
+ * from it (a ProcessUtility hook counts the ViewStmts running), so stored
+ * definitions keep naming the view.
  *
- * Locking: none taken here; the rewriter has locked the view and the table.
+ * Only views of the exact shape ttl.enable creates are flattened
+ * (security_barrier, SELECT of the columns in table order FROM one table
+ * WHERE ttl.live(...), nothing else); anything else (whole-row references
+ * to the view, FOR UPDATE, a view edited by hand, a table with a dropped
+ * column before the view's columns) keeps PostgreSQL's subquery.  The view's
+ * own range table entry, which carries the reader's permission check on the
+ * view, is kept in the query's range table (as a pulled-up view's is); it
+ * also makes a cached plan depend on the view's definition.
+ *
+ * Locking: the parser holds AccessShareLock on the view; the post-parse
+ * stage takes the table's lock as the rewriter would (the rewriter's own
+ * locks cover the planner stage).  The relcache's copy of the view's query
+ * is only read.
  */
 #include "ttl.h"
 
+#include "access/relation.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
+#include "parser/analyze.h"
 #include "parser/parsetree.h"
 #include "rewrite/prs2lock.h"
 #include "rewrite/rewriteManip.h"
+#include "storage/lmgr.h"
+#include "tcop/utility.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 static planner_hook_type prev_planner_hook = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* OID of ttl.live(jsonb, regclass) as last seen; re-checked on mismatch. */
 static Oid	live_func_oid = InvalidOid;
@@ -121,59 +141,39 @@ live_view_table_index(Query *view)
 	return ref->rtindex;
 }
 
-/* Does the query refer to the whole row of range table entry varno? */
-typedef struct WholeRowSearch
-{
-	int			varno;
-	int			sublevels_up;
-} WholeRowSearch;
-
+/*
+ * Does the query use the view's whole row (v, to_jsonb(v), v.*)?  The
+ * parser marks such a use in the view entry's selectedCols for the
+ * privilege check (a whole row needs SELECT on every column), whatever
+ * query level it comes from; the rewriter moves that entry to OLD.
+ */
 static bool
-whole_row_walker(Node *node, WholeRowSearch *search)
+uses_whole_row(RangeTblEntry *perm)
 {
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var))
-	{
-		Var		   *var = (Var *) node;
-
-		return var->varno == search->varno &&
-			var->varlevelsup == search->sublevels_up &&
-			var->varattno <= 0;
-	}
-	if (IsA(node, Query))
-	{
-		bool		found;
-
-		search->sublevels_up++;
-		found = query_tree_walker((Query *) node, whole_row_walker, search, 0);
-		search->sublevels_up--;
-		return found;
-	}
-	return expression_tree_walker(node, whole_row_walker, search);
+	return bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber,
+						 perm->selectedCols);
 }
 
 /*
- * Turn range table entry rti of query (a live view's subquery) into a scan
- * of the view's table with the view's filter as its last security qual.
- * The view's OLD entry, carrying the reader's SELECT check on the view, goes
- * to the end of the query's range table.
+ * Turn range table entry rti of query (a live view, as the rewriter's
+ * subquery or still as the view relation) into a scan of the view's table
+ * with the view's filter as its last security qual.  view is the view's
+ * query, table_rti its table's entry in it; the entries that carry the
+ * reader's SELECT check on the view (perm_rtes, the view's own entry first)
+ * go to the end of the query's range table.  False (nothing changed) when
+ * the query locks the view FOR UPDATE or uses its whole row.
  */
-static void
-flatten_live_view(Query *query, int rti, RangeTblEntry *rte, int table_rti,
-				  List **extra_rtes)
+static bool
+flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
+				  int table_rti, List *perm_rtes, List **extra_rtes)
 {
-	Query	   *view = rte->subquery;
 	RangeTblEntry *table = rt_fetch(table_rti, view->rtable);
 	RangeTblEntry *scan;
 	Node	   *filter;
-	WholeRowSearch search = {rti, 0};
-	int			i;
 
-	if (get_parse_rowmark(query, rti) != NULL)
-		return;
-	if (query_tree_walker(query, whole_row_walker, &search, 0))
-		return;
+	if (get_parse_rowmark(query, rti) != NULL ||
+		uses_whole_row(linitial(perm_rtes)))
+		return false;
 
 	filter = copyObject(view->jointree->quals);
 	ChangeVarNodes(filter, table_rti, rti, 0);
@@ -188,58 +188,190 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, int table_rti,
 	if (view->hasRowSecurity)
 		query->hasRowSecurity = true;
 
-	/*
-	 * OLD carries the reader's permission check on the view and makes the
-	 * plan depend on the view's definition; NEW checks nothing.
-	 */
-	for (i = 1; i <= list_length(view->rtable); i++)
-		if (i != table_rti &&
-			(i == PRS2_OLD_VARNO || rt_fetch(i, view->rtable)->requiredPerms != 0))
-			*extra_rtes = lappend(*extra_rtes, rt_fetch(i, view->rtable));
-
+	*extra_rtes = list_concat(*extra_rtes, perm_rtes);
 	list_nth_cell(query->rtable, rti - 1)->ptr_value = scan;
+	return true;
 }
 
+/*
+ * Planner stage: the rewriter has made the view a security-barrier
+ * subquery.  OLD carries the reader's permission check on the view (the
+ * rewriter moved it there); NEW checks nothing.
+ */
+static void
+flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
+{
+	Query	   *view = rte->subquery;
+	int			table_rti;
+	RangeTblEntry *old;
+	List	   *perm_rtes;
+	int			i;
+
+	if (!rte->security_barrier || rte->lateral)
+		return;
+	table_rti = live_view_table_index(view);
+	if (table_rti == 0 || table_rti == PRS2_OLD_VARNO)
+		return;
+	old = rt_fetch(PRS2_OLD_VARNO, view->rtable);
+	if (old->rtekind != RTE_RELATION || old->relkind != RELKIND_VIEW)
+		return;
+	perm_rtes = list_make1(old);
+	for (i = 1; i <= list_length(view->rtable); i++)
+		if (i != table_rti && i != PRS2_OLD_VARNO &&
+			rt_fetch(i, view->rtable)->requiredPerms != 0)
+			perm_rtes = lappend(perm_rtes, rt_fetch(i, view->rtable));
+	flatten_live_view(query, rti, rte, view, table_rti, perm_rtes, extra_rtes);
+}
+
+/*
+ * Parse-analysis stage: the view is still a relation, so the rewriter will
+ * have nothing to expand (its copy of the view's query, its locks, its
+ * walks are a sizeable part of a short query).  The view's definition is
+ * read from the relcache; the view's own entry, with the reader's
+ * permission check, is kept, as OLD would keep it.
+ */
+static void
+flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
+					  List **extra_rtes)
+{
+	Relation	rel;
+	RuleLock   *rules;
+	Query	   *view = NULL;
+	int			table_rti = 0;
+
+	if (rte->relkind != RELKIND_VIEW || !rte->inFromCl ||
+		query->commandType != CMD_SELECT)
+		return;
+
+	rel = relation_open(rte->relid, NoLock);
+	rules = rel->rd_rules;
+	if (RelationIsSecurityView(rel) && rules != NULL && rules->numLocks == 1 &&
+		rules->rules[0]->event == CMD_SELECT && rules->rules[0]->isInstead &&
+		rules->rules[0]->qual == NULL &&
+		list_length(rules->rules[0]->actions) == 1)
+	{
+		view = linitial(rules->rules[0]->actions);
+		table_rti = live_view_table_index(view);
+	}
+	if (table_rti > 0)
+	{
+		RangeTblEntry *perm = copyObject(rte);
+		RangeTblEntry *table = rt_fetch(table_rti, view->rtable);
+
+		perm->inFromCl = false;
+		if (flatten_live_view(query, rti, rte, view, table_rti,
+							  list_make1(perm), extra_rtes))
+			LockRelationOid(table->relid, table->rellockmode);
+	}
+	relation_close(rel, NoLock);
+}
+
+/* When flatten_query runs: after parse analysis, or on the rewritten query. */
+typedef enum FlattenStage
+{
+	FLATTEN_AT_PARSE,
+	FLATTEN_AT_PLAN
+} FlattenStage;
+
+static void flatten_query(Query *query, FlattenStage stage);
+
 static bool
-flatten_walker(Node *node, void *context)
+flatten_sublinks(Node *node, void *context)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, Query))
+	if (IsA(node, Query))		/* a sublink's subselect */
 	{
-		Query	   *query = (Query *) node;
-		List	   *extra_rtes = NIL;
-		int			n = list_length(query->rtable);
-		int			rti;
-
-		for (rti = 1; rti <= n; rti++)
-		{
-			RangeTblEntry *rte = rt_fetch(rti, query->rtable);
-			int			table_rti;
-
-			if (rte->rtekind != RTE_SUBQUERY || !rte->security_barrier ||
-				rte->lateral)
-				continue;
-			table_rti = live_view_table_index(rte->subquery);
-			if (table_rti > 0)
-				flatten_live_view(query, rti, rte, table_rti, &extra_rtes);
-		}
-		query->rtable = list_concat(query->rtable, extra_rtes);
-		return query_tree_walker(query, flatten_walker, context, 0);
+		flatten_query((Query *) node, *(FlattenStage *) context);
+		return false;
 	}
-	return expression_tree_walker(node, flatten_walker, context);
+	return expression_tree_walker(node, flatten_sublinks, context);
+}
+
+/*
+ * Every query level: the range table, then the subqueries in it, the CTEs
+ * and, only when the parser or rewriter saw any, the sublinks (walking
+ * every expression of every query would be most of this file's cost).
+ */
+static void
+flatten_query(Query *query, FlattenStage stage)
+{
+	List	   *extra_rtes = NIL;
+	int			n = list_length(query->rtable);
+	int			rti;
+	ListCell   *lc;
+
+	for (rti = 1; rti <= n; rti++)
+	{
+		RangeTblEntry *rte = rt_fetch(rti, query->rtable);
+
+		if (stage == FLATTEN_AT_PLAN && rte->rtekind == RTE_SUBQUERY)
+			flatten_subquery(query, rti, rte, &extra_rtes);
+		else if (stage == FLATTEN_AT_PARSE && rte->rtekind == RTE_RELATION)
+			flatten_view_relation(query, rti, rte, &extra_rtes);
+		rte = rt_fetch(rti, query->rtable); /* a flattened view is no subquery */
+		if (rte->rtekind == RTE_SUBQUERY)
+			flatten_query(rte->subquery, stage);
+	}
+	query->rtable = list_concat(query->rtable, extra_rtes);
+
+	foreach(lc, query->cteList)
+		flatten_query((Query *) ((CommonTableExpr *) lfirst(lc))->ctequery, stage);
+	if (query->hasSubLinks)
+		query_tree_walker(query, flatten_sublinks, &stage,
+						  QTW_IGNORE_RT_SUBQUERIES | QTW_IGNORE_CTE_SUBQUERIES);
 }
 
 static PlannedStmt *
 ttl_planner(Query *parse, const char *query_string, int cursor_options,
 			ParamListInfo bound_params)
 {
-	flatten_walker((Node *) parse, NULL);
+	flatten_query(parse, FLATTEN_AT_PLAN);
 
 	if (prev_planner_hook)
 		return prev_planner_hook(parse, query_string, cursor_options,
 								 bound_params);
 	return standard_planner(parse, query_string, cursor_options, bound_params);
+}
+
+/* ViewStmts running: their query is a definition to store as written. */
+static int	defining_views = 0;
+
+static void
+ttl_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze_hook)
+		prev_post_parse_analyze_hook(pstate, query, jstate);
+	if (defining_views == 0 && query->commandType == CMD_SELECT &&
+		query->utilityStmt == NULL)
+		flatten_query(query, FLATTEN_AT_PARSE);
+}
+
+static void
+ttl_view_utility(PlannedStmt *pstmt, const char *query_string,
+				 bool read_only_tree, ProcessUtilityContext context,
+				 ParamListInfo params, QueryEnvironment *query_env,
+				 DestReceiver *dest, QueryCompletion *qc)
+{
+	bool		is_view = IsA(pstmt->utilityStmt, ViewStmt);
+
+	if (is_view)
+		defining_views++;
+	PG_TRY();
+	{
+		if (prev_process_utility_hook)
+			prev_process_utility_hook(pstmt, query_string, read_only_tree,
+									  context, params, query_env, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, query_string, read_only_tree,
+									context, params, query_env, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		if (is_view)
+			defining_views--;
+	}
+	PG_END_TRY();
 }
 
 /* From _PG_init. */
@@ -248,4 +380,8 @@ ttl_install_planner_hook(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = ttl_planner;
+	prev_post_parse_analyze_hook = post_parse_analyze_hook;
+	post_parse_analyze_hook = ttl_post_parse_analyze;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = ttl_view_utility;
 }
