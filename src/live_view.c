@@ -376,7 +376,7 @@ ttl_view_utility(PlannedStmt *pstmt, const char *query_string,
 
 /* From _PG_init. */
 void
-ttl_install_planner_hook(void)
+ttl_install_live_view_hooks(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = ttl_planner;

@@ -179,7 +179,7 @@ _PG_init(void)
 	MarkGUCPrefixReserved("ttl");
 
 	ttl_register_cache_callbacks();
-	ttl_install_planner_hook();
+	ttl_install_live_view_hooks();
 
 	if (process_shared_preload_libraries_in_progress)
 		ttl_register_launcher();

@@ -130,8 +130,9 @@ extern struct HTAB *ttl_create_resume_map(void);
 extern int64 ttl_purge_round(TtlRoundOps *ops);
 extern void ttl_cost_sleep(void);
 
-/* live_view.c: <table>_live planned as the table with a security qual */
-extern void ttl_install_planner_hook(void);
+/* live_view.c: <table>_live planned as the table with a security qual
+ * (post-parse, planner and ProcessUtility hooks) */
+extern void ttl_install_live_view_hooks(void);
 
 /* launcher.c / worker.c */
 extern void ttl_register_launcher(void);
