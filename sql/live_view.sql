@@ -14,6 +14,11 @@ INSERT INTO other SELECT i, 'o' || i FROM generate_series(1, 10) i;
 ANALYZE lv, other;
 SET ttl.now_override = '2026-01-01 00:00:10+00';
 -- even ids have expired
+CREATE FUNCTION peek(int, name) RETURNS boolean LANGUAGE plpgsql COST 0.0000001 AS $$
+BEGIN
+    RAISE NOTICE 'peek saw row % of %', $1, $2;
+    RETURN true;
+END $$;
 CREATE FUNCTION leak(jsonb) RETURNS boolean LANGUAGE plpgsql COST 0.0000001 AS $$
 BEGIN
     IF NOT ttl.live($1, 'lv') THEN
@@ -126,9 +131,13 @@ SET ttl.now_override = '2026-01-01 00:00:40+00';
 SET ROLE regress_lv_reader;
 EXPLAIN (COSTS OFF) SELECT id FROM lvr_live WHERE leak(doc);
 SELECT id FROM lvr_live WHERE leak(doc) ORDER BY id;
+-- a cheap leaky function sees only the reader's own live row (id 1): not
+-- the expired row 2, not row 3 of someone else
+SELECT id FROM lvr_live WHERE peek(id, owner) ORDER BY id;
 RESET ROLE;
 
 DROP TABLE lv, lvd, lvp, lvr, other CASCADE;
 DROP FUNCTION leak(jsonb);
+DROP FUNCTION peek(int, name);
 DROP OWNED BY regress_lv_reader;
 DROP ROLE regress_lv_reader;
