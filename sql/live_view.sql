@@ -84,6 +84,13 @@ SELECT lv_count();
 EXPLAIN (COSTS OFF) SELECT id FROM lv_odd WHERE id = 3;
 DROP VIEW lv_odd;
 DROP FUNCTION lv_count();
+-- a SQL function inlined into the caller is analysed while the caller is
+-- planned, after the planner stage: the parse stage flattens the view in it
+CREATE FUNCTION lv_rows() RETURNS SETOF lv_live LANGUAGE sql STABLE
+    AS 'SELECT * FROM lv_live';
+EXPLAIN (COSTS OFF) SELECT id FROM lv_rows() WHERE id = 3;
+SELECT id FROM lv_rows() WHERE leak(doc) ORDER BY id;
+DROP FUNCTION lv_rows();
 
 -- a dropped column ahead of the document: column numbers differ from the
 -- view's, so the subquery stays
