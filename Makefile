@@ -8,7 +8,7 @@ PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view
 REGRESS_OPTS = --load-extension=ttl
-ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan
 
 PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config
