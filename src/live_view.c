@@ -184,7 +184,6 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	scan->alias = rte->alias;
 	scan->eref = rte->eref;		/* the names the query knows it by */
 	scan->inFromCl = rte->inFromCl;
-	scan->lateral = false;
 	if (view->hasRowSecurity)
 		query->hasRowSecurity = true;
 
