@@ -3,7 +3,7 @@ MODULE_big = ttl
 OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o src/purge_direct.o src/live_view.o \
        src/launcher.o src/worker.o src/accessors.o
 EXTENSION = ttl
-DATA = ttl--1.0.sql
+DATA = ttl--1.0.sql ttl--1.0--1.1.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view
