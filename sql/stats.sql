@@ -99,6 +99,28 @@ SELECT ttl.set_default_ttl('so.t', NULL);
 RESET ROLE;
 SELECT expired_backlog, oldest_expired_at FROM ttl.stats WHERE container = 'so.t'::regclass;
 
+-- an owner's index expression that fails when planned breaks only that
+-- container's backlog in ttl.stats (NULLs and a WARNING); ttl.backlog
+-- raises the error
+SET ROLE regress_stats_owner;
+CREATE TABLE so.f (doc jsonb NOT NULL);
+SELECT ttl.enable('so.f', 60);
+CREATE FUNCTION so.fail_if_asked(i integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF current_setting('regress_stats.fail', true) = 'on' THEN
+        RAISE EXCEPTION 'planted failure';
+    END IF;
+    RETURN i;
+END $$;
+CREATE INDEX f_planted ON so.f ((pg_catalog.length(doc::text) + so.fail_if_asked(1)));
+RESET ROLE;
+\c
+SET regress_stats.fail = on;
+SELECT container, expired_backlog FROM ttl.stats ORDER BY container::text;
+SELECT * FROM ttl.backlog('so.f');
+RESET regress_stats.fail;
+SELECT container, expired_backlog FROM ttl.stats ORDER BY container::text;
+
 DROP SCHEMA so CASCADE;
 DROP TABLE public.stats_calls;
 DROP ROLE regress_stats_owner, regress_stats_reader;
