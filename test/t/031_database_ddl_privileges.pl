@@ -68,6 +68,11 @@ refused_keeps_worker('creator', 'CREATE DATABASE x TEMPLATE victim', 'victim',
 refused_keeps_worker('cowner', 'CREATE DATABASE x TEMPLATE mine OWNER vowner', 'mine',
 	qr/must be member of role "vowner"/,
 	'template owner, OWNER a role it is not a member of');
+# conflicting options: core refuses the command before it looks for
+# connections
+refused_keeps_worker('cowner', 'CREATE DATABASE x TEMPLATE mine OWNER cowner OWNER cowner', 'mine',
+	qr/conflicting or redundant options/,
+	'template owner, an option given twice');
 # not the owner
 refused_keeps_worker('creator', 'DROP DATABASE victim', 'victim',
 	qr/must be owner of database victim/, 'DROP DATABASE by a non-owner');
