@@ -284,6 +284,38 @@ stop_database_worker(Oid dboid)
 	}
 }
 
+static bool
+database_is_template(Oid dboid)
+{
+	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	bool		istemplate;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	istemplate = ((Form_pg_database) GETSTRUCT(tup))->datistemplate;
+	ReleaseSysCache(tup);
+	return istemplate;
+}
+
+/* Whether an option is given twice (core refuses such a command). */
+static bool
+has_duplicate_option(List *options)
+{
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	foreach(lc, options)
+	{
+		for_each_cell(lc2, options, lnext(options, lc))
+		{
+			if (strcmp(((DefElem *) lfirst(lc))->defname,
+					   ((DefElem *) lfirst(lc2))->defname) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 /*
  * Whether core would let the current user clone dboid with this CREATE
  * DATABASE: the checks of createdb() that come before it looks for other
@@ -295,8 +327,6 @@ static bool
 may_clone_database(CreatedbStmt *stmt, Oid dboid)
 {
 	ListCell   *lc;
-	HeapTuple	tup;
-	bool		istemplate;
 
 	if (!have_createdb_privilege())
 		return false;
@@ -312,19 +342,15 @@ may_clone_database(CreatedbStmt *stmt, Oid dboid)
 				return false;
 		}
 	}
-	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-	if (!HeapTupleIsValid(tup))
-		return false;
-	istemplate = ((Form_pg_database) GETSTRUCT(tup))->datistemplate;
-	ReleaseSysCache(tup);
-	return istemplate || pg_database_ownercheck(dboid, GetUserId());
+	return database_is_template(dboid) || pg_database_ownercheck(dboid, GetUserId());
 }
 
 /*
  * Whether core would let the current user drop or rename dboid: the
  * checks of dropdb() and RenameDatabase() that come before they look for
  * other connections.  Both need ownership and refuse the current
- * database; renaming also needs CREATEDB and a free new name.
+ * database; dropping refuses a template; renaming also needs CREATEDB and
+ * a free new name.
  */
 static bool
 may_drop_or_rename_database(Node *stmt, Oid dboid)
@@ -334,7 +360,7 @@ may_drop_or_rename_database(Node *stmt, Oid dboid)
 	if (IsA(stmt, RenameStmt))
 		return have_createdb_privilege() &&
 			!OidIsValid(get_database_oid(((RenameStmt *) stmt)->newname, true));
-	return true;
+	return !database_is_template(dboid);
 }
 
 /*
@@ -345,7 +371,6 @@ static Oid
 database_needed_alone(Node *stmt)
 {
 	const char *dbname = NULL;
-	int			ntemplates = 0;
 	Oid			dboid;
 
 	if (IsA(stmt, DropdbStmt))
@@ -361,14 +386,10 @@ database_needed_alone(Node *stmt)
 		{
 			DefElem    *opt = (DefElem *) lfirst(lc);
 
-			if (strcmp(opt->defname, "template") == 0)
-			{
-				ntemplates++;
-				if (opt->arg != NULL)
-					dbname = defGetString(opt);
-			}
+			if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
+				dbname = defGetString(opt);
 		}
-		if (ntemplates > 1)
+		if (has_duplicate_option(((CreatedbStmt *) stmt)->options))
 			return InvalidOid;	/* conflicting options: core refuses */
 	}
 	if (dbname == NULL || IsTransactionBlock())
