@@ -10,7 +10,9 @@
  * ALTER DATABASE ... RENAME or CREATE DATABASE ... TEMPLATE blocks that
  * database for the duration of the command (no worker may start there),
  * stops its worker and waits for it, so the command never finds our
- * worker connected; the block is lifted when the command ends.  The
+ * worker connected; the block is lifted when the command ends.  It does so
+ * only when core's permission checks for that command will pass, so no
+ * role can stop a worker with a command it may not run.  The
  * launcher holds no locks while it sleeps; it reads pg_database in a short
  * transaction each round.  It starts only once recovery has finished, so a
  * hot standby never purges, and a promoted one starts.
@@ -41,6 +43,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 typedef struct TtlWorkerSlot
@@ -281,6 +284,85 @@ stop_database_worker(Oid dboid)
 	}
 }
 
+static bool
+database_is_template(Oid dboid)
+{
+	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	bool		istemplate;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	istemplate = ((Form_pg_database) GETSTRUCT(tup))->datistemplate;
+	ReleaseSysCache(tup);
+	return istemplate;
+}
+
+/* Whether an option is given twice (core refuses such a command). */
+static bool
+has_duplicate_option(List *options)
+{
+	ListCell   *lc;
+	ListCell   *lc2;
+
+	foreach(lc, options)
+	{
+		for_each_cell(lc2, options, lnext(options, lc))
+		{
+			if (strcmp(((DefElem *) lfirst(lc))->defname,
+					   ((DefElem *) lfirst(lc2))->defname) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether core would let the current user clone dboid with this CREATE
+ * DATABASE: the checks of createdb() that come before it looks for other
+ * connections to the template (commands/dbcommands.c).  CREATEDB; the
+ * right to become the new database's owner; and, for a template not marked
+ * datistemplate, owning it (a superuser passes both).
+ */
+static bool
+may_clone_database(CreatedbStmt *stmt, Oid dboid)
+{
+	ListCell   *lc;
+
+	if (!have_createdb_privilege())
+		return false;
+	foreach(lc, stmt->options)
+	{
+		DefElem    *opt = (DefElem *) lfirst(lc);
+
+		if (strcmp(opt->defname, "owner") == 0 && opt->arg != NULL)
+		{
+			Oid			owner = get_role_oid(defGetString(opt), true);
+
+			if (!OidIsValid(owner) || !is_member_of_role(GetUserId(), owner))
+				return false;
+		}
+	}
+	return database_is_template(dboid) || pg_database_ownercheck(dboid, GetUserId());
+}
+
+/*
+ * Whether core would let the current user drop or rename dboid: the
+ * checks of dropdb() and RenameDatabase() that come before they look for
+ * other connections.  Both need ownership and refuse the current
+ * database; dropping refuses a template; renaming also needs CREATEDB and
+ * a free new name.
+ */
+static bool
+may_drop_or_rename_database(Node *stmt, Oid dboid)
+{
+	if (dboid == MyDatabaseId || !pg_database_ownercheck(dboid, GetUserId()))
+		return false;
+	if (IsA(stmt, RenameStmt))
+		return have_createdb_privilege() &&
+			!OidIsValid(get_database_oid(((RenameStmt *) stmt)->newname, true));
+	return !database_is_template(dboid);
+}
+
 /*
  * The database a utility command needs to itself (no other connection),
  * when the current user may run that command on it; else InvalidOid.
@@ -307,6 +389,8 @@ database_needed_alone(Node *stmt)
 			if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
 				dbname = defGetString(opt);
 		}
+		if (has_duplicate_option(((CreatedbStmt *) stmt)->options))
+			return InvalidOid;	/* conflicting options: core refuses */
 	}
 	if (dbname == NULL || IsTransactionBlock())
 		return InvalidOid;		/* not ours, or it will fail anyway */
@@ -315,12 +399,13 @@ database_needed_alone(Node *stmt)
 		return InvalidOid;
 
 	/*
-	 * Never let a role that could not run the command stop the worker:
-	 * dropping and renaming need ownership, cloning needs CREATEDB (and the
-	 * right to the template, which the command itself checks).
+	 * Never let a role stop the worker for a command that core will refuse
+	 * it: a role with CREATEDB alone could otherwise kill any database's
+	 * worker again and again with CREATE DATABASE x TEMPLATE victim.
 	 */
-	if (IsA(stmt, CreatedbStmt) ? !have_createdb_privilege() :
-		!pg_database_ownercheck(dboid, GetUserId()))
+	if (IsA(stmt, CreatedbStmt) ?
+		!may_clone_database((CreatedbStmt *) stmt, dboid) :
+		!may_drop_or_rename_database(stmt, dboid))
 		return InvalidOid;
 	return dboid;
 }

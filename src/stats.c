@@ -1,0 +1,285 @@
+/*
+ * stats.c
+ *		The purge backlog of a container: ttl.backlog(regclass) and
+ *		ttl._backlog(regclass), the latter read by the view ttl.stats.
+ *
+ * Reading statistics must never run anything on a user table as the
+ * reader: planning a query on a table constant-folds the IMMUTABLE
+ * functions of its index expressions, which belong to the table's owner.
+ * So the two walks over the purge indexes are planned and run as the
+ * table's owner, inside a security-restricted operation with search_path
+ * pg_catalog, pg_temp (ttl_become_user), and name every function and
+ * operator with its schema.  The reader needs SELECT on the table: without
+ * it ttl._backlog returns NULLs and ttl.backlog raises 42501.  A table that
+ * no longer exists (a registry row left behind, e.g. by a TEMP table whose
+ * session ended) or a temporary table of another session gives NULLs.
+ * In ttl.stats, an error while computing one container's backlog gives
+ * NULLs and a WARNING rather than failing the whole view.
+ *
+ * Locking: AccessShareLock on the table, taken after the privilege check
+ * and held to the end of the transaction, as a SELECT would; existence is
+ * checked again once it is held, so a concurrent DROP gives NULLs rather
+ * than an error.
+ */
+#include "ttl.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+
+/* Each purge index is walked for at most this many rows (as in 1.0). */
+#define BACKLOG_WALK_LIMIT "1000000"
+
+typedef struct TtlBacklog
+{
+	bool		known;			/* false: NULL columns */
+	int64		expired;
+	bool		have_oldest;
+	int64		oldest_s;		/* Unix seconds */
+} TtlBacklog;
+
+/*
+ * Run one walk as the current (owner's) role: count and smallest key of at
+ * most BACKLOG_WALK_LIMIT due entries.  Needs SPI connected.
+ */
+static void
+backlog_walk(const char *sql, int64 cutoff, int64 *count, bool *have_min, int64 *min)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(cutoff)};
+	bool		isnull;
+	int			rc;
+
+	rc = SPI_execute_with_args(sql, 1, argtypes, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "ttl backlog walk failed: %s", SPI_result_code_string(rc));
+	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+	*min = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 2, &isnull));
+	*have_min = !isnull;
+}
+
+/*
+ * The two walks of 1.0's ttl.backlog, as the table's owner: items without
+ * their own ttl through the _ts index (only for a positive default), items
+ * with a positive own ttl through the expiry index.
+ */
+static void
+compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
+				int64 now_s, TtlBacklog *out)
+{
+	char	   *table = quote_qualified_identifier(get_namespace_name(nspid),
+												   get_rel_name(relid));
+	const char *col = quote_identifier(NameStr(c->doc_column));
+	TtlUserContext ctx;
+	int64		n;
+	int64		k;
+	bool		have_k;
+
+	out->known = true;
+	out->expired = 0;
+	out->have_oldest = false;
+	if (c->default_is_null)
+		return;					/* TTL off: nothing expires */
+
+	ttl_become_user(owner, &ctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (c->default_ttl > 0)
+	{
+		backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+							  " (SELECT ttl.doc_ts(%1$s) AS k FROM %2$s"
+							  " WHERE ttl.doc_ttl(%1$s) IS NULL"
+							  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
+							  " ORDER BY 1 LIMIT " BACKLOG_WALK_LIMIT ") s",
+							  col, table),
+					 now_s - c->default_ttl, &n, &have_k, &k);
+		out->expired += n;
+		if (have_k)
+		{
+			/* k <= now - default, so this cannot overflow */
+			out->oldest_s = k + c->default_ttl;
+			out->have_oldest = true;
+		}
+	}
+	backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+						  " (SELECT ttl.doc_expiry(%1$s) AS k FROM %2$s"
+						  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
+						  " ORDER BY 1 LIMIT " BACKLOG_WALK_LIMIT ") s",
+						  col, table),
+				 now_s, &n, &have_k, &k);
+	out->expired += n;
+	if (have_k && (!out->have_oldest || k < out->oldest_s))
+	{
+		out->oldest_s = k;
+		out->have_oldest = true;
+	}
+	SPI_finish();
+	ttl_restore_user(&ctx);
+}
+
+/*
+ * compute_backlog for ttl.stats, where one container must not break the
+ * view for everyone: an error (say, the owner's index expression raises
+ * one when planned) gives NULLs and a WARNING instead.  A cancel or a
+ * timeout still ends the statement.  The subtransaction's abort also
+ * undoes the role switch and the SPI connection.
+ */
+static void
+compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
+						int64 now_s, TtlBacklog *out)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner resowner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		compute_backlog(relid, owner, nspid, c, now_s, out);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = resowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			PG_RE_THROW();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = resowner;
+		out->known = false;
+		ereport(WARNING,
+				(errmsg("could not compute the backlog of container \"%s\": %s",
+						quote_qualified_identifier(get_namespace_name(nspid),
+												   get_rel_name(relid)),
+						edata->message),
+				 errdetail("Its backlog columns in ttl.stats are NULL.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * The backlog of relid as the caller may see it.  With must_read, a
+ * caller without SELECT on the table gets 42501; else NULLs.
+ */
+static void
+container_backlog(Oid relid, bool must_read, TtlBacklog *out)
+{
+	HeapTuple	tup;
+	Oid			nspid;
+	Oid			owner;
+	bool		is_missing = false;
+	TtlContainer c;
+	int64		now_s = ttl_current_unix_seconds();
+
+	out->known = false;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return;					/* gone: a registry row left behind */
+	nspid = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
+	ReleaseSysCache(tup);
+	if (isOtherTempNamespace(nspid))
+		return;					/* nobody but its session can read it */
+
+	if (pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &is_missing) != ACLCHECK_OK)
+	{
+		if (is_missing || !must_read)
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(relid)),
+				 errdetail("The backlog of a container is computed only for roles that can SELECT from its table."),
+				 errhint("ttl.stats shows NULL backlog columns for such tables instead.")));
+	}
+
+	LockRelationOid(relid, AccessShareLock);
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return;					/* dropped while we waited */
+	nspid = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+
+	if (!ttl_lookup_container(relid, &c))
+	{
+		/* not a container: nothing expires (as 1.0) */
+		out->known = true;
+		out->expired = 0;
+		out->have_oldest = false;
+		return;
+	}
+	if (must_read)
+		compute_backlog(relid, owner, nspid, &c, now_s, out);
+	else
+		compute_backlog_or_null(relid, owner, nspid, &c, now_s, out);
+}
+
+static Datum
+backlog_datum(FunctionCallInfo fcinfo, const TtlBacklog *b)
+{
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {true, true};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (b->known)
+	{
+		values[0] = Int64GetDatum(b->expired);
+		nulls[0] = false;
+	}
+	if (b->known && b->have_oldest)
+	{
+		TimestampTz ts;
+
+		/* an instant before the timestamp range is older than anything */
+		if (pg_sub_s64_overflow(b->oldest_s, TTL_UNIX_EPOCH_OFFSET, &ts) ||
+			pg_mul_s64_overflow(ts, USECS_PER_SEC, &ts) ||
+			!IS_VALID_TIMESTAMP(ts))
+			TIMESTAMP_NOBEGIN(ts);
+		values[1] = TimestampTzGetDatum(ts);
+		nulls[1] = false;
+	}
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+/* ttl.backlog(container): 42501 for a caller who cannot read the table. */
+PG_FUNCTION_INFO_V1(ttl_backlog);
+Datum
+ttl_backlog(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b;
+
+	container_backlog(PG_GETARG_OID(0), true, &b);
+	return backlog_datum(fcinfo, &b);
+}
+
+/* ttl._backlog(container), for ttl.stats: NULLs instead of 42501. */
+PG_FUNCTION_INFO_V1(ttl_backlog_if_readable);
+Datum
+ttl_backlog_if_readable(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b;
+
+	container_backlog(PG_GETARG_OID(0), false, &b);
+	return backlog_datum(fcinfo, &b);
+}
