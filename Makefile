@@ -1,6 +1,7 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
 MODULE_big = ttl
 OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o src/purge_direct.o src/live_view.o \
+       src/ddl_events.o \
        src/launcher.o src/worker.o src/accessors.o
 EXTENSION = ttl
 DATA = ttl--1.0.sql ttl--1.0--1.1.sql
