@@ -83,7 +83,25 @@ SELECT ttl.disable('ee_own');
 UPDATE ee_own SET doc = '{"ttl": 0}' WHERE id = 2;
 SELECT ttl.enable('ee_own', 60);
 SELECT count(*) FROM ttl.registry;
+-- a deferrable trigger of the owner's would fire at commit as the caller:
+-- only the owner may enable such a table
+UPDATE ee_own SET doc = '{}' WHERE id = 2;
+SET ROLE regress_ee_owner;
+CREATE FUNCTION ee_later() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.ee_log VALUES (current_user, false);
+    RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER ee_later AFTER UPDATE ON ee_own
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ee_later();
+UPDATE ee_own SET doc = '{}';
+DELETE FROM ee_log;
+RESET ROLE;
+SELECT ttl.enable('ee_own', 60);
+SELECT who, count(*) FROM ee_log GROUP BY 1;
+SELECT count(*) FROM ttl.registry;
 DROP TABLE ee_own, ee_log;
+DROP FUNCTION ee_later();
 DROP FUNCTION ee_spy();
 REVOKE CREATE ON SCHEMA public FROM regress_ee_owner;
 DROP ROLE regress_ee_owner;
