@@ -306,23 +306,26 @@ command_relation(Node *parsetree)
 	}
 }
 
+/*
+ * Forget entries of earlier transactions and any entry of this parse tree
+ * (a command that failed inside a subtransaction left it; its memory may
+ * now hold another command): ddl_command_start always comes first.
+ */
 static void
-forget_stale_pending(void)
+forget_stale_pending(Node *parsetree)
 {
 	ListCell   *lc;
-	List	   *keep = NIL;
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
 	foreach(lc, pending)
 	{
 		PendingCommand *p = lfirst(lc);
 
-		if (p->lxid == MyProc->lxid)
-			keep = lappend(keep, p);
+		if (p->lxid != MyProc->lxid || p->parsetree == parsetree)
+		{
+			pending = foreach_delete_current(pending, lc);
+			pfree(p);
+		}
 	}
-	list_free(pending);
-	pending = keep;
-	MemoryContextSwitchTo(old);
 }
 
 static PendingCommand *
@@ -471,7 +474,7 @@ ttl_ddl_start(PG_FUNCTION_ARGS)
 		elog(ERROR, "ttl._ddl_start() must be called as an event trigger");
 	if (own_ddl > 0)
 		PG_RETURN_NULL();
-	forget_stale_pending();
+	forget_stale_pending(trigdata->parsetree);
 	rv = command_relation(trigdata->parsetree);
 	if (rv == NULL)
 		PG_RETURN_NULL();
@@ -807,6 +810,7 @@ ttl_ddl_end(PG_FUNCTION_ARGS)
 	if (p == NULL)
 		PG_RETURN_NULL();
 	follow_table(p->relid, p, trigdata->parsetree);
+	pfree(p);
 	PG_RETURN_NULL();
 }
 
