@@ -50,6 +50,12 @@ RESET ROLE;
 SET ttl.now_override = '2026-01-01 00:00:00+00';
 SET ROLE regress_sc_owner;
 
+-- someone who may not alter the table gets ALTER TABLE's own error
+SET ROLE regress_sc_reader;
+ALTER TABLE sc DROP COLUMN label;
+ALTER TABLE sc DROP COLUMN doc;
+SET ROLE regress_sc_owner;
+
 -- an object of the user's on the view: a clear error, nothing changed
 CREATE VIEW sc_mine AS SELECT id FROM sc_live;
 ALTER TABLE sc ADD COLUMN c int;            -- adding is fine
