@@ -481,6 +481,9 @@ ttl_ddl_start(PG_FUNCTION_ARGS)
 	relid = RangeVarGetRelid(rv, NoLock, true);
 	if (!OidIsValid(relid) || !ttl_lookup_container(relid, &c))
 		PG_RETURN_NULL();
+	/* someone who may not alter the table gets ALTER TABLE's own error */
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		PG_RETURN_NULL();
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	p = palloc0(sizeof(PendingCommand));
