@@ -148,6 +148,23 @@ SELECT attname FROM pg_attribute WHERE attrelid = 'scp_live'::regclass AND attnu
 SELECT ttl.disable('scp');
 DROP TABLE scp;
 
+-- a container that is a partition of a table that is not one: changes
+-- made on the parent reach the container too
+CREATE TABLE scq (id int, k text, note text, doc jsonb) PARTITION BY LIST (k);
+CREATE TABLE scq_a PARTITION OF scq FOR VALUES IN ('a');
+SELECT ttl.enable('scq_a', 60);
+ALTER TABLE scq RENAME COLUMN doc TO d;
+SELECT doc_column FROM ttl.containers WHERE container = 'scq_a'::regclass;
+INSERT INTO scq VALUES (1, 'a', 'n', '{}');
+SELECT id, d FROM scq_a_live;
+ALTER TABLE scq ADD COLUMN extra int;
+ALTER TABLE scq DROP COLUMN note;
+SELECT attname FROM pg_attribute WHERE attrelid = 'scq_a_live'::regclass AND attnum > 0 ORDER BY attnum;
+ALTER TABLE scq DROP COLUMN d;
+ALTER TABLE ONLY scq RENAME COLUMN extra TO extra2;   -- refused by PostgreSQL
+SELECT ttl.disable('scq_a');
+DROP TABLE scq;
+
 -- a superuser's ALTER TABLE with a hostile search_path: the follow-up
 -- statements name everything, so planted operators are never called
 SELECT ttl.enable('sc', 60, 'body');
