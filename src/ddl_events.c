@@ -21,6 +21,8 @@
  *   - RENAME TO: <old>_live becomes <new>_live (a WARNING and no rename when
  *     that name is taken or too long);
  *   - SET SCHEMA: the view moves along (a WARNING when the name is taken).
+ * Column changes recurse to partitions and inheritance children: those of
+ * them that are containers follow too.
  *
  * Rights: the functions are not SECURITY DEFINER; they run as the role
  * running the ALTER TABLE, who has just passed the same permission checks
@@ -328,10 +330,12 @@ forget_stale_pending(Node *parsetree)
 	}
 }
 
-static PendingCommand *
+/* The entries of this command, taken off the list. */
+static List *
 take_pending(Node *parsetree)
 {
 	ListCell   *lc;
+	List	   *mine = NIL;
 
 	foreach(lc, pending)
 	{
@@ -340,10 +344,10 @@ take_pending(Node *parsetree)
 		if (p->parsetree == parsetree && p->lxid == MyProc->lxid)
 		{
 			pending = foreach_delete_current(pending, lc);
-			return p;
+			mine = lappend(mine, p);
 		}
 	}
-	return NULL;
+	return mine;
 }
 
 /* ---------------------------------------------------------------------------
@@ -459,43 +463,30 @@ drop_view_for_rebuild(PendingCommand *p, Oid relid, Oid view)
 	p->rebuild = true;
 }
 
-PG_FUNCTION_INFO_V1(ttl_ddl_start);
-Datum
-ttl_ddl_start(PG_FUNCTION_ARGS)
+/* Note what ddl_command_end needs about one container the command alters. */
+static void
+start_container(Node *parsetree, Oid relid)
 {
-	EventTriggerData *trigdata = (EventTriggerData *) fcinfo->context;
-	RangeVar   *rv;
-	Oid			relid;
 	TtlContainer c;
 	PendingCommand *p;
 	MemoryContext old;
 
-	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		elog(ERROR, "ttl._ddl_start() must be called as an event trigger");
-	if (own_ddl > 0)
-		PG_RETURN_NULL();
-	forget_stale_pending(trigdata->parsetree);
-	rv = command_relation(trigdata->parsetree);
-	if (rv == NULL)
-		PG_RETURN_NULL();
-	relid = RangeVarGetRelid(rv, NoLock, true);
-	if (!OidIsValid(relid) || !ttl_lookup_container(relid, &c))
-		PG_RETURN_NULL();
+	if (!ttl_lookup_container(relid, &c))
+		return;
 	/* someone who may not alter the table gets ALTER TABLE's own error */
 	if (!pg_class_ownercheck(relid, GetUserId()))
-		PG_RETURN_NULL();
+		return;
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	p = palloc0(sizeof(PendingCommand));
-	p->parsetree = trigdata->parsetree;
+	p->parsetree = parsetree;
 	p->lxid = MyProc->lxid;
 	p->relid = relid;
 	p->old_relname = pstrdup(get_rel_name(relid));
 	MemoryContextSwitchTo(old);
 
-	if (IsA(trigdata->parsetree, AlterTableStmt) &&
-		needs_rebuild((AlterTableStmt *) trigdata->parsetree, relid,
-					  NameStr(c.doc_column)))
+	if (IsA(parsetree, AlterTableStmt) &&
+		needs_rebuild((AlterTableStmt *) parsetree, relid, NameStr(c.doc_column)))
 	{
 		Oid			view = registered_view(relid);
 
@@ -506,6 +497,41 @@ ttl_ddl_start(PG_FUNCTION_ARGS)
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	pending = lappend(pending, p);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The containers a command may change: the table it names and, as column
+ * changes recurse to partitions and inheritance children, those of them
+ * that are containers.
+ */
+PG_FUNCTION_INFO_V1(ttl_ddl_start);
+Datum
+ttl_ddl_start(PG_FUNCTION_ARGS)
+{
+	EventTriggerData *trigdata = (EventTriggerData *) fcinfo->context;
+	RangeVar   *rv;
+	Oid			relid;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		elog(ERROR, "ttl._ddl_start() must be called as an event trigger");
+	if (own_ddl > 0)
+		PG_RETURN_NULL();
+	forget_stale_pending(trigdata->parsetree);
+	rv = command_relation(trigdata->parsetree);
+	if (rv == NULL)
+		PG_RETURN_NULL();
+	relid = RangeVarGetRelid(rv, NoLock, true);
+	if (!OidIsValid(relid))
+		PG_RETURN_NULL();
+	if (rv->inh && has_subclass(relid))
+	{
+		ListCell   *lc;
+
+		foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+			start_container(trigdata->parsetree, lfirst_oid(lc));
+	}
+	else
+		start_container(trigdata->parsetree, relid);
 	PG_RETURN_NULL();
 }
 
@@ -803,17 +829,22 @@ Datum
 ttl_ddl_end(PG_FUNCTION_ARGS)
 {
 	EventTriggerData *trigdata = (EventTriggerData *) fcinfo->context;
-	PendingCommand *p;
+	List	   *mine;
+	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		elog(ERROR, "ttl._ddl_end() must be called as an event trigger");
 	if (own_ddl > 0)
 		PG_RETURN_NULL();
-	p = take_pending(trigdata->parsetree);
-	if (p == NULL)
-		PG_RETURN_NULL();
-	follow_table(p->relid, p, trigdata->parsetree);
-	pfree(p);
+	mine = take_pending(trigdata->parsetree);
+	foreach(lc, mine)
+	{
+		PendingCommand *p = lfirst(lc);
+
+		follow_table(p->relid, p, trigdata->parsetree);
+		pfree(p);
+	}
+	list_free(mine);
 	PG_RETURN_NULL();
 }
 
