@@ -50,6 +50,7 @@ SELECT count(*) FROM (SELECT * FROM rf_live) s;       -- subquery
 EXPLAIN (COSTS OFF) SELECT id FROM rf_live WHERE id = 1;
 SET ROLE regress_rf_b;
 SELECT id, tenant FROM rf_live ORDER BY id;
+EXECUTE rf_read;                                      -- prepared by another role
 SELECT id, tenant FROM rf_nested ORDER BY id;
 -- while RLS is on, a reader needs SELECT on the table too
 SET ROLE regress_rf_viewonly;

@@ -19,7 +19,16 @@ CREATE POLICY own ON up USING (tenant = current_user);
 SET ROLE regress_up_reader;
 SELECT count(*) FROM up_live;       -- 1.0: the policy is bypassed
 RESET ROLE;
+-- under 1.0 renamed columns were not followed: here two names swapped
+CREATE TABLE up2 (a int, b text, doc jsonb);
+SELECT ttl.enable('up2', 60);
+ALTER TABLE up2 RENAME COLUMN a TO tmp;
+ALTER TABLE up2 RENAME COLUMN b TO a;
+ALTER TABLE up2 RENAME COLUMN tmp TO b;
+SELECT attname FROM pg_attribute WHERE attrelid = 'up2_live'::regclass AND attnum > 0 ORDER BY attnum;
 ALTER EXTENSION ttl UPDATE TO '1.1';
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'up2_live'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT reloptions FROM pg_class WHERE oid = 'up_live'::regclass;
 SET ROLE regress_up_reader;
 SELECT id FROM up_live;
