@@ -44,6 +44,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -73,6 +74,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
@@ -680,9 +682,12 @@ follow_columns(Oid relid, Oid view, TtlContainer *c)
 	TupleDesc	vd = RelationGetDescr(vrel);
 	int			t = 0;
 	int			v;
-	List	   *renames = NIL;
+	List	   *from = NIL;		/* view column names to change, */
+	List	   *to = NIL;		/* and the table's names for them */
 	bool		grow;
-	ListCell   *lc;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	char	   *view_name = qualified_name(view);
 
 	for (v = 0; v < vd->natts; v++)
 	{
@@ -693,11 +698,10 @@ follow_columns(Oid relid, Oid view, TtlContainer *c)
 		if (t >= td->natts)
 			break;
 		if (strcmp(NameStr(va->attname), NameStr(TupleDescAttr(td, t)->attname)) != 0)
-			renames = lappend(renames,
-							  psprintf("ALTER VIEW %s RENAME COLUMN %s TO %s",
-									   qualified_name(view),
-									   quote_identifier(NameStr(va->attname)),
-									   quote_identifier(NameStr(TupleDescAttr(td, t)->attname))));
+		{
+			from = lappend(from, pstrdup(NameStr(va->attname)));
+			to = lappend(to, pstrdup(NameStr(TupleDescAttr(td, t)->attname)));
+		}
 		t++;
 	}
 	while (t < td->natts && TupleDescAttr(td, t)->attisdropped)
@@ -706,8 +710,28 @@ follow_columns(Oid relid, Oid view, TtlContainer *c)
 	relation_close(vrel, AccessShareLock);
 	relation_close(table, AccessShareLock);
 
-	foreach(lc, renames)
-		run_pinned(lfirst(lc));
+	/*
+	 * One rename is the usual case.  Several (names swapped by renames not
+	 * followed, before 1.1) go through temporary names, so that no step
+	 * collides with a name another step frees.
+	 */
+	if (list_length(from) > 1)
+	{
+		int			i = 0;
+
+		foreach(lc1, from)
+		{
+			char	   *tmp = psprintf("ttl_rename_%d", ++i);
+
+			run_pinned(psprintf("ALTER VIEW %s RENAME COLUMN %s TO %s", view_name,
+								quote_identifier(lfirst(lc1)), tmp));
+			lfirst(lc1) = tmp;
+		}
+	}
+	forboth(lc1, from, lc2, to)
+		run_pinned(psprintf("ALTER VIEW %s RENAME COLUMN %s TO %s", view_name,
+							quote_identifier(lfirst(lc1)),
+							quote_identifier(lfirst(lc2))));
 
 	/*
 	 * Not from an extension script (the upgrade): CREATE OR REPLACE there
@@ -821,7 +845,8 @@ follow_table(Oid relid, PendingCommand *p, Node *parsetree)
 	if (p != NULL && parsetree != NULL && IsA(parsetree, RenameStmt) &&
 		((RenameStmt *) parsetree)->renameType == OBJECT_TABLE)
 		follow_table_rename(relid, view, p->old_relname);
-	follow_schema(relid, view);
+	if (parsetree != NULL && IsA(parsetree, AlterObjectSchemaStmt))
+		follow_schema(relid, view);
 }
 
 PG_FUNCTION_INFO_V1(ttl_ddl_end);
@@ -858,8 +883,45 @@ Datum
 ttl_follow_table(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
 
 	ttl_check_container_owner(relid);
-	follow_table(relid, NULL, NULL);
+	if (!creating_extension)
+	{
+		follow_table(relid, NULL, NULL);
+		PG_RETURN_VOID();
+	}
+
+	/*
+	 * From the upgrade script: a container that cannot be brought in line
+	 * must not stop ALTER EXTENSION UPDATE; it gets a WARNING, and follows
+	 * its table from its next ALTER TABLE on.
+	 */
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		follow_table(relid, NULL, NULL);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ereport(WARNING,
+				(errmsg("live view of ttl container \"%s\" not brought in line: %s",
+						display_name(relid), edata->message),
+				 errhint("Check its view by hand, e.g. ALTER VIEW ... SET (security_invoker = true) when the table has row-level security.")));
+	}
+	PG_END_TRY();
 	PG_RETURN_VOID();
 }
