@@ -106,6 +106,13 @@ SELECT live_view FROM ttl.containers WHERE container = 'sc4'::regclass;
 ALTER VIEW sc_view RENAME TO sc4_live;
 ALTER TABLE sc4 RENAME TO sc;
 SELECT live_view FROM ttl.containers WHERE container = 'sc'::regclass;
+-- a type of the new name blocks it too (the view's row type bears the name)
+CREATE TYPE sc6_live AS (x int);
+ALTER TABLE sc RENAME TO sc6;
+SELECT live_view FROM ttl.containers WHERE container = 'sc6'::regclass;
+DROP TYPE sc6_live;
+ALTER TABLE sc6 RENAME TO sc;
+SELECT live_view FROM ttl.containers WHERE container = 'sc'::regclass;
 -- DDL on the view itself is left alone
 ALTER TABLE sc_live RENAME COLUMN label TO lbl;
 ALTER TABLE sc_live RENAME COLUMN lbl TO label;
