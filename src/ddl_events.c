@@ -759,6 +759,18 @@ follow_row_security(Oid relid, Oid view)
 						qualified_name(view)));
 }
 
+/*
+ * Is a relation name taken in a schema?  A view's row type has its name,
+ * so a type of that name blocks it as well.
+ */
+static bool
+relation_name_taken(const char *name, Oid nsp)
+{
+	return OidIsValid(get_relname_relid(name, nsp)) ||
+		OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+								   CStringGetDatum(name), ObjectIdGetDatum(nsp)));
+}
+
 /* <old>_live follows a renamed table, unless the new name is taken. */
 static void
 follow_table_rename(Oid relid, Oid view, const char *old_relname)
@@ -780,13 +792,13 @@ follow_table_rename(Oid relid, Oid view, const char *old_relname)
 						   newname, NAMEDATALEN - 1)));
 		return;
 	}
-	if (OidIsValid(get_relname_relid(newname, nsp)))
+	if (relation_name_taken(newname, nsp))
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("live view %s of ttl container \"%s\" keeps its name",
 						display_name(view), display_name(relid)),
-				 errdetail("Relation \"%s\" already exists in schema \"%s\".",
+				 errdetail("A relation or type \"%s\" already exists in schema \"%s\".",
 						   newname, get_namespace_name(nsp))));
 		return;
 	}
@@ -803,13 +815,13 @@ follow_schema(Oid relid, Oid view)
 
 	if (get_rel_namespace(view) == nsp)
 		return;
-	if (OidIsValid(get_relname_relid(name, nsp)))
+	if (relation_name_taken(name, nsp))
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("live view %s of ttl container \"%s\" stays in its schema",
 						display_name(view), display_name(relid)),
-				 errdetail("Relation \"%s\" already exists in schema \"%s\".",
+				 errdetail("A relation or type \"%s\" already exists in schema \"%s\".",
 						   name, get_namespace_name(nsp))));
 		return;
 	}
