@@ -107,7 +107,7 @@ ALTER VIEW sc_view RENAME TO sc4_live;
 ALTER TABLE sc4 RENAME TO sc;
 SELECT live_view FROM ttl.containers WHERE container = 'sc'::regclass;
 -- a type of the new name blocks it too (the view's row type bears the name)
-CREATE TYPE sc6_live AS (x int);
+CREATE TYPE sc6_live AS ENUM ('x');
 ALTER TABLE sc RENAME TO sc6;
 SELECT live_view FROM ttl.containers WHERE container = 'sc6'::regclass;
 DROP TYPE sc6_live;
