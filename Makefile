@@ -7,7 +7,7 @@ EXTENSION = ttl
 DATA = ttl--1.0.sql ttl--1.0--1.1.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view rls_follow schema_changes enable_edges upgrade_follow
+REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view rls_follow schema_changes enable_edges upgrade_follow live_view_dropped
 REGRESS_OPTS = --load-extension=ttl
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan
 
