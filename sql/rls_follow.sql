@@ -19,6 +19,7 @@ GRANT SELECT ON rf_live TO regress_rf_viewonly;
 -- a reader's own view on the live view, running as the reader
 CREATE VIEW rf_nested WITH (security_invoker) AS SELECT id, tenant FROM rf_live;
 GRANT SELECT ON rf_nested TO regress_rf_a, regress_rf_b;
+CREATE FUNCTION rf_ids() RETURNS SETOF int LANGUAGE sql STABLE AS 'SELECT id FROM public.rf_live';
 RESET ROLE;
 SET ttl.now_override = '2026-01-01 00:00:10+00';    -- id 3 has expired
 
@@ -46,6 +47,14 @@ EXECUTE rf_read2(1);
 EXECUTE rf_read2(2);                                  -- someone else's row
 SELECT id, tenant FROM rf_nested ORDER BY id;         -- nested view
 SELECT count(*) FROM (SELECT * FROM rf_live) s;       -- subquery
+-- a cursor, a CTE, a scalar sublink and an SQL function body
+BEGIN;
+DECLARE rf_cur CURSOR FOR SELECT id FROM rf_live ORDER BY id;
+FETCH ALL rf_cur;
+COMMIT;
+WITH w AS MATERIALIZED (SELECT id FROM rf_live) SELECT id FROM w ORDER BY id;
+SELECT (SELECT count(*) FROM rf_live) AS visible;
+SELECT * FROM rf_ids() ORDER BY 1;
 -- still one scan of the table: the policy first, then ttl.live
 EXPLAIN (COSTS OFF) SELECT id FROM rf_live WHERE id = 1;
 SET ROLE regress_rf_b;
@@ -86,5 +95,6 @@ RESET ROLE;
 DEALLOCATE rf_read;
 DEALLOCATE rf_read2;
 DROP TABLE rf CASCADE;
+DROP FUNCTION rf_ids();
 REVOKE CREATE ON SCHEMA public FROM regress_rf_owner;
 DROP ROLE regress_rf_owner, regress_rf_a, regress_rf_b, regress_rf_viewonly;
