@@ -198,6 +198,13 @@ SELECT container, doc_column, live_view, (SELECT relowner::regrole FROM pg_class
        (SELECT reloptions FROM pg_class WHERE oid = live_view)
   FROM ttl.containers;
 SELECT count(*) AS canary FROM sc_canary;
+
+-- a view redefined by hand (an extra computed column) is left alone by a
+-- column change that needs no rebuild
+CREATE OR REPLACE VIEW sc_live WITH (security_barrier) AS
+  SELECT *, 'x'::text AS one FROM sc WHERE ttl.live(doc, 'sc'::regclass);
+ALTER TABLE sc ADD COLUMN later int;
+SELECT attname FROM pg_attribute WHERE attrelid = 'sc_live'::regclass AND attnum > 0 ORDER BY attnum;
 DROP OPERATOR public.= (oid, oid);
 DROP OPERATOR public.= (text, text);
 DROP FUNCTION public.planted(oid, oid);
