@@ -695,8 +695,13 @@ follow_columns(Oid relid, Oid view, TtlContainer *c)
 
 		while (t < td->natts && TupleDescAttr(td, t)->attisdropped)
 			t++;
-		if (t >= td->natts)
-			break;
+		if (t >= td->natts || va->atttypid != TupleDescAttr(td, t)->atttypid)
+		{
+			/* not the table's columns: a view redefined by hand, left alone */
+			relation_close(vrel, AccessShareLock);
+			relation_close(table, AccessShareLock);
+			return;
+		}
 		if (strcmp(NameStr(va->attname), NameStr(TupleDescAttr(td, t)->attname)) != 0)
 		{
 			from = lappend(from, pstrdup(NameStr(va->attname)));
