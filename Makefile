@@ -1,12 +1,13 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
 MODULE_big = ttl
 OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o src/purge_direct.o src/live_view.o \
-       src/launcher.o src/worker.o src/accessors.o src/stats.o
+       src/ddl_events.o src/stats.o \
+       src/launcher.o src/worker.o src/accessors.o
 EXTENSION = ttl
 DATA = ttl--1.0.sql ttl--1.0--1.1.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view stats
+REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view rls_follow schema_changes enable_edges live_view_dropped stats upgrade_follow
 REGRESS_OPTS = --load-extension=ttl
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan
 

@@ -56,6 +56,142 @@ COMMENT ON VIEW ttl.stats IS 'purge statistics per container';
 -- section: containers follow their table (RLS, schema changes, enable/disable)
 -- ---------------------------------------------------------------------------
 
+
+-- ttl.enable refuses temporary tables (ttl._register) and computes the names
+-- of its objects by bytes; the work on existing rows (validation scan,
+-- stamping UPDATE) runs as the table's owner in a security-restricted
+-- operation (ttl._existing_rows), never as a superuser who enables someone
+-- else's table.
+CREATE FUNCTION ttl._existing_rows(container regclass, doc_column name, stamp boolean) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_existing_rows'
+    LANGUAGE C STRICT;
+
+CREATE OR REPLACE FUNCTION ttl.enable(container regclass, default_ttl integer, doc_column name DEFAULT 'doc')
+RETURNS regclass
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel       pg_catalog.pg_class;
+    nsp       name;
+    view_name text;
+    ts_name   text;
+    exp_name  text;
+    opts      text := 'security_barrier';
+    v         regclass;
+BEGIN
+    -- checks and the registry row; raises before anything is created
+    PERFORM ttl._register(container, default_ttl, doc_column);
+
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    nsp := rel.relnamespace::pg_catalog.regnamespace::name;
+    view_name := rel.relname::text OPERATOR(pg_catalog.||) '_live';
+    -- names are limited in bytes (63): cut whole characters until they fit
+    ts_name := rel.relname;
+    WHILE pg_catalog.octet_length(ts_name) OPERATOR(pg_catalog.>) 48 LOOP
+        ts_name := pg_catalog.left(ts_name, -1);
+    END LOOP;
+    exp_name := ts_name;
+    WHILE pg_catalog.octet_length(exp_name) OPERATOR(pg_catalog.>) 44 LOOP
+        exp_name := pg_catalog.left(exp_name, -1);
+    END LOOP;
+    ts_name := ts_name OPERATOR(pg_catalog.||) '_ttl_ts_idx';
+    exp_name := exp_name OPERATOR(pg_catalog.||) '_ttl_expiry_idx';
+    IF pg_catalog.octet_length(view_name) OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'view name "%" for container % is too long', view_name, container
+            USING ERRCODE = 'name_too_long',
+                  HINT = 'Rename the table to at most 58 bytes.';
+    END IF;
+    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, view_name)) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%.%" already exists', nsp, view_name
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = pg_catalog.format('ttl.enable creates the view %I.%I for container %s.', nsp, view_name, container);
+    END IF;
+
+    -- existing documents must be valid before the trigger guards new ones
+    PERFORM ttl._existing_rows(container, doc_column, false);
+    EXECUTE pg_catalog.format('CREATE TRIGGER zzz_ttl_stamp BEFORE INSERT OR UPDATE ON %s'
+                              ' FOR EACH ROW EXECUTE FUNCTION ttl.stamp(%L)', container, doc_column);
+    -- rows without _ts get a full lifetime from now, never a mass expiry
+    PERFORM ttl._existing_rows(container, doc_column, true);
+    -- purge indexes; the comment marks them as ours for ttl.disable (index
+    -- OIDs cannot live in the registry: a restore creates indexes after data)
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_ts(%I))) WHERE ttl.doc_ttl(%I) IS NULL',
+                              ts_name, container, doc_column, doc_column);
+    EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, ts_name, 'ttl purge index');
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_expiry(%I))) WHERE ttl.doc_expiry(%I) IS NOT NULL',
+                              exp_name, container, doc_column, doc_column);
+    EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, exp_name, 'ttl purge index');
+
+    -- while the table has row-level security the view runs as the reader
+    -- (ttl._ddl_end keeps it so when RLS is switched later)
+    IF rel.relrowsecurity THEN
+        opts := opts OPERATOR(pg_catalog.||) ', security_invoker';
+    END IF;
+    EXECUTE pg_catalog.format('CREATE VIEW %I.%I WITH (%s) AS SELECT * FROM %s WHERE ttl.live(%I, %L::pg_catalog.regclass)',
+                              nsp, view_name, opts, container, doc_column, container::pg_catalog.oid::pg_catalog.text);
+    EXECUTE pg_catalog.format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, rel.relowner::pg_catalog.regrole::name);
+    EXECUTE pg_catalog.format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+                              pg_catalog.format('live (unexpired) items of ttl container %s', container));
+    v := pg_catalog.format('%I.%I', nsp, view_name)::pg_catalog.regclass;
+    PERFORM ttl._set_objects(container, v);
+    RETURN v;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.disable(container regclass) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    view_oid regclass;
+    idx regclass;
+BEGIN
+    IF container IS NULL THEN
+        RAISE EXCEPTION 'container must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT r.live_view INTO view_oid FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    PERFORM ttl._unregister(container);     -- checks owner and registration
+    EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS zzz_ttl_stamp ON %s', container);
+    IF view_oid IS NOT NULL THEN
+        EXECUTE pg_catalog.format('DROP VIEW IF EXISTS %s', view_oid);
+    END IF;
+    FOR idx IN SELECT i.indexrelid FROM pg_catalog.pg_index i
+                WHERE i.indrelid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+                  AND pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=) 'ttl purge index'
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+END
+$$;
+
+-- The container follows its table through ALTER TABLE (src/ddl_events.c):
+-- columns added or renamed appear in <table>_live, a dropped or retyped
+-- column rebuilds it, the document column can be renamed but not dropped or
+-- retyped, the view follows renames, schema and owner changes, and is
+-- security_invoker exactly while the table has row-level security.
+CREATE FUNCTION ttl._ddl_start() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'ttl_ddl_start'
+    LANGUAGE C;
+REVOKE ALL ON FUNCTION ttl._ddl_start() FROM PUBLIC;
+CREATE FUNCTION ttl._ddl_end() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'ttl_ddl_end'
+    LANGUAGE C;
+REVOKE ALL ON FUNCTION ttl._ddl_end() FROM PUBLIC;
+CREATE EVENT TRIGGER ttl_ddl_start ON ddl_command_start
+    WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION ttl._ddl_start();
+CREATE EVENT TRIGGER ttl_ddl_end ON ddl_command_end
+    WHEN TAG IN ('ALTER TABLE') EXECUTE FUNCTION ttl._ddl_end();
+
+CREATE FUNCTION ttl._follow_table(container regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_follow_table'
+    LANGUAGE C STRICT;
+
+-- Containers enabled under 1.0 whose table got RLS, columns or a new owner
+-- since: bring their live views in line now.
+SELECT ttl._follow_table(r.relid) FROM ttl.registry r;
+
 -- (end of section: containers follow their table)
 
 -- ---------------------------------------------------------------------------

@@ -93,7 +93,7 @@ SELECT id FROM lv_rows() WHERE leak(doc) ORDER BY id;
 DROP FUNCTION lv_rows();
 
 -- a dropped column ahead of the document: column numbers differ from the
--- view's, so the subquery stays
+-- view's; the view's columns are mapped to the table's, still one scan
 CREATE TABLE lvd (gone int, id int PRIMARY KEY, doc jsonb);
 ALTER TABLE lvd DROP COLUMN gone;
 SELECT ttl.enable('lvd', 60);

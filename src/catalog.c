@@ -395,6 +395,13 @@ ttl_register(PG_FUNCTION_ARGS)
 				 errmsg("\"%s\" is not a table", relation_display_name(relid)),
 				 errdetail("Only tables can be ttl containers.")));
 	ttl_check_container_owner(relid);
+	if (get_rel_persistence(relid) == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("temporary table \"%s\" cannot be a ttl container",
+						get_rel_name(relid)),
+				 errdetail("A temporary table disappears at the end of its session without notice to the registry."),
+				 errhint("Use an ordinary or unlogged table.")));
 
 	attnum = get_attnum(relid, doc_column);
 	if (attnum == InvalidAttrNumber || attnum < 0)

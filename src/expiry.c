@@ -11,6 +11,8 @@
  */
 #include "ttl.h"
 
+#include "mb/pg_wchar.h"
+
 #include "access/htup_details.h"
 #include "common/int.h"
 #include "funcapi.h"
@@ -148,7 +150,12 @@ ttl_jsonb_value_text(const JsonbValue *v)
 		text = JsonbToCString(NULL, &j->root, VARSIZE(j));
 	}
 	if (strlen(text) > 64)
-		strcpy(text + 60, "...");
+	{
+		/* cut at a character boundary: never inside a multibyte character */
+		int			len = pg_mbcliplen(text, strlen(text), 60);
+
+		strcpy(text + len, "...");
+	}
 	return text;
 }
 

@@ -29,8 +29,12 @@
  * Only views of the exact shape ttl.enable creates are flattened
  * (security_barrier, SELECT of the columns in table order FROM one table
  * WHERE ttl.live(...), nothing else); anything else (whole-row references
- * to the view, FOR UPDATE, a view edited by hand, a table with a dropped
- * column before the view's columns) keeps PostgreSQL's subquery.  The view's
+ * to the view, FOR UPDATE, a view edited by hand) keeps PostgreSQL's
+ * subquery.  When the table has dropped columns, the view's column i is not
+ * the table's attribute i: the query's references to the view's columns
+ * are mapped to the table's attributes (ReplaceVarsFromTargetList) before
+ * the scan and its security quals, which name the table's attributes, take
+ * the view's place.  The view's
  * own range table entry, which carries the reader's permission check on the
  * view, is kept in the query's range table (as a pulled-up view's is); it
  * also makes a cached plan depend on the view's definition.
@@ -44,7 +48,10 @@
 
 #include "access/relation.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
+#include "access/htup_details.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/planner.h"
 #include "parser/analyze.h"
@@ -55,6 +62,7 @@
 #include "tcop/utility.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
@@ -81,6 +89,8 @@ is_live_function(Oid funcid)
 	return true;
 }
 
+static bool only_dropped_between(Oid relid, AttrNumber from, AttrNumber to);
+
 /*
  * Is this the query of a live view as ttl.enable writes it?  Returns the
  * range table index of the table inside it, or 0.
@@ -93,6 +103,7 @@ live_view_table_index(Query *view)
 	FuncExpr   *qual;
 	ListCell   *lc;
 	AttrNumber	attno = 0;
+	AttrNumber	tableattno = 0;
 
 	if (view->commandType != CMD_SELECT || view->utilityStmt != NULL ||
 		view->hasAggs || view->hasWindowFuncs || view->hasTargetSRFs ||
@@ -126,7 +137,10 @@ live_view_table_index(Query *view)
 		!is_live_function(qual->funcid))
 		return 0;
 
-	/* the view's column i is the table's attribute i */
+	/*
+	 * The view's column i is the table's i-th column that is not dropped
+	 * (attribute i when none is: the usual case, checked without a look-up).
+	 */
 	foreach(lc, view->targetList)
 	{
 		TargetEntry *tle = lfirst(lc);
@@ -135,10 +149,79 @@ live_view_table_index(Query *view)
 		attno++;
 		if (tle->resjunk || tle->resno != attno || !IsA(var, Var) ||
 			var->varno != ref->rtindex || var->varlevelsup != 0 ||
-			var->varattno != attno)
+			var->varattno < attno)
 			return 0;
+		if (var->varattno != tableattno + 1 &&
+			!only_dropped_between(table->relid, tableattno, var->varattno))
+			return 0;
+		tableattno = var->varattno;
 	}
 	return ref->rtindex;
+}
+
+/* Are the table's attributes after `from` and before `to` all dropped? */
+static bool
+only_dropped_between(Oid relid, AttrNumber from, AttrNumber to)
+{
+	AttrNumber	a;
+
+	for (a = from + 1; a < to; a++)
+	{
+		HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+										  Int16GetDatum(a));
+		bool		dropped;
+
+		if (!HeapTupleIsValid(tup))
+			return false;
+		dropped = ((Form_pg_attribute) GETSTRUCT(tup))->attisdropped;
+		ReleaseSysCache(tup);
+		if (!dropped)
+			return false;
+	}
+	return true;
+}
+
+/* Does the view's column i read the table's attribute i, for every i? */
+static bool
+identity_columns(Query *view)
+{
+	ListCell   *lc;
+
+	foreach(lc, view->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (((Var *) tle->expr)->varattno != tle->resno)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The names the query knows the scan's columns by, indexed by the table's
+ * attribute numbers (dropped attributes get empty names, as the parser
+ * gives them): the view's names where the view has the column.
+ */
+static Alias *
+table_eref(RangeTblEntry *view_rte, RangeTblEntry *table, Query *view)
+{
+	int			natts = list_length(table->eref->colnames);
+	List	   *names = NIL;
+	int			a;
+	ListCell   *lc;
+
+	for (a = 1; a <= natts; a++)
+		names = lappend(names, list_nth(table->eref->colnames, a - 1));
+	foreach(lc, view->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+		AttrNumber	tattno = ((Var *) tle->expr)->varattno;
+
+		if (tattno <= natts && tle->resno <= list_length(view_rte->eref->colnames))
+			list_nth_cell(names, tattno - 1)->ptr_value =
+				list_nth(view_rte->eref->colnames, tle->resno - 1);
+	}
+	return makeAlias(view_rte->eref->aliasname, names);
 }
 
 /*
@@ -178,11 +261,34 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	filter = copyObject(view->jointree->quals);
 	ChangeVarNodes(filter, table_rti, rti, 0);
 
+	if (!identity_columns(view))
+	{
+		/*
+		 * The table has dropped columns: first the query's references to
+		 * the view's columns become references to the table's attributes,
+		 * at every query level, as the rewriter maps an updatable view's
+		 * columns onto its table (rewriteTargetView).  This runs before the
+		 * scan and its security quals, which name the table's attributes
+		 * already, take the view's place.
+		 */
+		List	   *columns = copyObject(view->targetList);
+		bool		has_sublinks = query->hasSubLinks;
+		Query	   *mapped;
+
+		ChangeVarNodes((Node *) columns, table_rti, rti, 0);
+		mapped = (Query *) ReplaceVarsFromTargetList((Node *) query, rti, 0, rte,
+													 columns, REPLACEVARS_REPORT_ERROR,
+													 0, &has_sublinks);
+		mapped->hasSubLinks = has_sublinks;
+		*query = *mapped;
+	}
+
 	scan = copyObject(table);
 	ChangeVarNodes((Node *) scan->securityQuals, table_rti, rti, 0);
 	scan->securityQuals = lappend(scan->securityQuals, filter);
 	scan->alias = rte->alias;
-	scan->eref = rte->eref;		/* the names the query knows it by */
+	/* the names the query knows it by, at the table's attribute numbers */
+	scan->eref = identity_columns(view) ? rte->eref : table_eref(rte, table, view);
 	scan->inFromCl = rte->inFromCl;
 	if (view->hasRowSecurity)
 		query->hasRowSecurity = true;

@@ -4,19 +4,29 @@
  *		In one pass over the root of the document it validates "ttl" and
  *		builds the new document with "_ts" set to ttl.now() in Unix seconds.
  *		Also the validation of a single document used by ttl.enable() and
- *		the item functions, with the same errors.
+ *		the item functions, with the same errors, and ttl._existing_rows(),
+ *		ttl.enable()'s work on the rows already in the table (as its owner).
  *
  * Locking: none beyond the row being written.  The trigger reads nothing
  * but its argument (the document column's name) and the row: it never looks
  * at the registry, so writes cost the same whatever the container's policy.
+ * A renamed document column rewrites the argument (ddl_events.c).
  */
 #include "ttl.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -304,7 +314,7 @@ ttl_stamp(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("document column \"%s\" of container \"%s\" does not exist",
 						doc_column, container_name(rel)),
-				 errhint("A renamed document column needs ttl.disable() and ttl.enable() again.")));
+				 errhint("Run ttl.disable() and ttl.enable() again, naming the document column.")));
 	if (TupleDescAttr(tupdesc, attnum - 1)->atttypid != JSONBOID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -333,6 +343,130 @@ ttl_validate_sql(PG_FUNCTION_ARGS)
 	const char *doc_column = PG_ARGISNULL(2) ? "doc" : NameStr(*PG_GETARG_NAME(2));
 
 	ttl_validate_document(rel, doc_column, PG_GETARG_DATUM(1), PG_ARGISNULL(1));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * Deferred trigger events queued by the stamping UPDATE would fire at
+ * commit, outside the owner's restricted operation, with the rights of
+ * whoever commits (PostgreSQL refuses to queue them inside the restricted
+ * operation anyway): when that is not the owner, a table (or partition)
+ * with deferrable triggers of its own (not the internal ones of foreign
+ * keys, which run as the owner) is refused with a clear message.
+ */
+static void
+refuse_deferred_triggers(Oid relid, const char *table)
+{
+	List	   *rels = find_all_inheritors(relid, AccessShareLock, NULL);
+	Relation	trigrel = table_open(TriggerRelationId, AccessShareLock);
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(lfirst_oid(lc)));
+		scan = systable_beginscan(trigrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tup);
+
+			if (trig->tgdeferrable && !trig->tgisinternal)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("ttl.enable() on \"%s\" must be run by the table's owner",
+								table),
+						 errdetail("Deferrable trigger \"%s\" would fire at commit with the rights of the current user.",
+								   NameStr(trig->tgname)),
+						 errhint("Run it as role \"%s\" (SET ROLE).",
+								 GetUserNameFromId(ttl_table_owner(relid), false))));
+		}
+		systable_endscan(scan);
+	}
+	table_close(trigrel, AccessShareLock);
+}
+
+/*
+ * ttl._existing_rows(container, doc_column, stamp): the work ttl.enable()
+ * does on the rows already in the table.  Without stamp: raise the
+ * trigger's error for the first document it would refuse.  With stamp:
+ * give every document without "_ts" one (an UPDATE that fires the stamping
+ * trigger and the owner's other triggers).  Both run as the table's owner
+ * inside a security-restricted operation with a pinned search_path, so a
+ * superuser enabling someone else's table never runs their code (triggers,
+ * functions in index expressions the planner folds) with its own rights.
+ */
+PG_FUNCTION_INFO_V1(ttl_existing_rows);
+Datum
+ttl_existing_rows(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	const char *doc_column = NameStr(*PG_GETARG_NAME(1));
+	bool		stamp = PG_GETARG_BOOL(2);
+	Relation	rel;
+	char	   *table;
+	const char *col = quote_identifier(doc_column);
+	Oid			owner;
+	bool		elevated;
+	TtlUserContext ctx;
+	int			nestlevel = 0;
+
+	ttl_check_container_owner(relid);
+	rel = relation_open(relid, AccessShareLock);
+	table = container_name(rel);
+	owner = ttl_table_owner(relid);
+
+	/*
+	 * The owner runs its own triggers as itself (as in 1.0); anyone else
+	 * (a superuser, a member of the owning role) has the work done as the
+	 * owner in a security-restricted operation.
+	 */
+	elevated = (GetUserId() != owner);
+	if (elevated)
+	{
+		if (stamp)
+			refuse_deferred_triggers(relid, table);
+		ttl_become_user(owner, &ctx);
+	}
+	else
+	{
+		nestlevel = NewGUCNestLevel();
+		(void) set_config_option("search_path", "pg_catalog, pg_temp",
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (!stamp)
+	{
+		char	   *sql = psprintf("SELECT %1$s FROM %2$s WHERE %1$s IS NULL"
+								   " OR pg_catalog.jsonb_typeof(%1$s) OPERATOR(pg_catalog.<>) 'object'"
+								   " OR (%1$s OPERATOR(pg_catalog.?) 'ttl' AND ttl.doc_ttl(%1$s) IS NULL)"
+								   " LIMIT 1", col, table);
+
+		if (SPI_execute(sql, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "ttl validation scan failed");
+		if (SPI_processed == 1)
+		{
+			bool		isnull;
+			Datum		doc = SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull);
+
+			ttl_validate_document(rel, doc_column, doc, isnull);
+		}
+	}
+	else if (SPI_execute(psprintf("UPDATE %2$s SET %1$s = %1$s WHERE ttl.doc_ts(%1$s) IS NULL",
+								  col, table), false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "ttl stamping update failed");
+	SPI_finish();
+	if (elevated)
+		ttl_restore_user(&ctx);
+	else
+		AtEOXact_GUC(true, nestlevel);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
 }
