@@ -6,9 +6,9 @@ EXTENSION = ttl
 DATA = ttl--1.0.sql ttl--1.0--1.1.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view
+REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view purge_security
 REGRESS_OPTS = --load-extension=ttl
-ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default
 
 PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config
