@@ -15,9 +15,6 @@ my $node = ttl_node('batch_timeout', qq{
 ttl.batch_timeout = '1s'
 });
 
-is($node->safe_psql('postgres', 'SHOW ttl.batch_timeout'), '1s',
-	'ttl.batch_timeout is a setting');
-
 $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
 CREATE DATABASE db1 OWNER alice;
@@ -63,6 +60,8 @@ ok( $node->log_contains(qr/ttl purge of "a_slow" failed: .*ttl\.batch_timeout/),
 	'the timeout is logged');
 like(worker_pids($node, 'db1'), qr/^\d+$/, 'the worker is still running');
 
+is($node->safe_psql('postgres', 'SHOW ttl.batch_timeout'), '1s',
+	'ttl.batch_timeout is a setting');
 # 0 turns the bound off (settable per session too)
 is( $node->safe_psql('db1', "SET ttl.batch_timeout = 0; SHOW ttl.batch_timeout"),
 	'0', 'ttl.batch_timeout = 0 is off');
