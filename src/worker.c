@@ -123,11 +123,13 @@ ttl_worker_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("ttl worker");
 	/*
-	 * The worker is the bootstrap superuser: whatever the database's or
-	 * anyone's setting, nothing it runs resolves a name through a schema
-	 * users can create in (purge.c also pins it per statement).
+	 * The worker is the bootstrap superuser: whatever the database's or the
+	 * role's setting (lower sources than this one), nothing it runs
+	 * resolves a name through a schema users can create in (purge.c also
+	 * pins it per statement).  Not PGC_S_OVERRIDE: that would also defeat
+	 * the SET search_path clause of an owner's trigger function.
 	 */
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
 	resume_points = ttl_create_resume_map();
 
 	for (;;)
