@@ -106,7 +106,32 @@ BEGIN;
 SELECT ttl.purge('fkp');
 SELECT count(*) AS fkp FROM fkp;
 COMMIT;
-DROP TABLE d, mine, ttl_sec_log, s1, s2, fkc, fkp CASCADE;
+-- item 9: in CALL ttl.run_purge() too, a batch is bounded by
+-- ttl.batch_timeout and recorded as its container's error; a sooner
+-- statement_timeout of the session still ends the whole CALL
+CREATE TABLE slow (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('slow', 60) IS NOT NULL AS enabled;
+CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_catalog.pg_sleep(10);
+    RETURN OLD;
+END $$;
+CREATE TRIGGER slow_stall BEFORE DELETE ON slow FOR EACH ROW EXECUTE FUNCTION stall();
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+INSERT INTO slow SELECT g, '{}' FROM generate_series(1, 3) g;
+SET ttl.now_override = '2026-01-01 00:10:00+00';
+SET ttl.batch_timeout = '100ms';
+CALL ttl.run_purge();
+SELECT last_error FROM ttl.stats WHERE container = 'slow'::regclass;
+SELECT count(*) AS slow FROM slow;
+SET ttl.batch_timeout = '20s';
+SET statement_timeout = '200ms';
+CALL ttl.run_purge();
+RESET statement_timeout;
+RESET ttl.batch_timeout;
+SELECT count(*) AS slow FROM slow;
+DROP TABLE d, mine, ttl_sec_log, s1, s2, fkc, fkp, slow CASCADE;
+DROP FUNCTION stall();
 DROP FUNCTION ttl_sec_note();
 REVOKE CREATE ON SCHEMA public FROM ttl_sec_owner;
 DROP ROLE ttl_sec_owner;
