@@ -732,7 +732,10 @@ batch_timer_arm(void)
 		TimestampTz fin = get_timeout_finish_time(STATEMENT_TIMEOUT);
 
 		if (fin <= batch_timer.deadline)
-			return;				/* the session's own bound comes first */
+		{
+			batch_timer.deadline = 0;	/* the session's own comes first */
+			return;
+		}
 		batch_timer.restore_session = true;
 		batch_timer.session_fin = fin;
 	}
@@ -823,6 +826,15 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 	batch_timer_disarm();		/* the batch failed with it armed */
 	if (edata == NULL)
 		return;
+	/*
+	 * A cancel that is not the batch's own bound (pg_cancel_backend, the
+	 * session's statement_timeout) ends a CALL ttl.run_purge(), like any
+	 * statement.  The worker skips the container instead: nobody waits for
+	 * it to end.
+	 */
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !batch_timed_out(edata) &&
+		!IsBackgroundWorker)
+		ReThrowError(edata);
 	cur->kind = PURGE_DONE;
 	name = get_rel_name(cur->relid);
 	message = edata->message;
