@@ -7,9 +7,10 @@ EXTENSION = ttl
 DATA = ttl--1.0.sql ttl--1.0--1.1.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
-REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view rls_follow schema_changes enable_edges live_view_dropped stats upgrade_follow
+REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view \
+          purge_security stats rls_follow schema_changes enable_edges live_view_dropped upgrade_follow
 REGRESS_OPTS = --load-extension=ttl
-ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default
 
 PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config

@@ -11,9 +11,14 @@
  * then write as the extension's owner with a fixed search_path.  Each change
  * sends a relcache invalidation for the container, which is how other
  * backends learn that their cached entry is stale.  A policy change holds
- * the container's advisory lock (see ttl_lock_container), so it never
+ * the container's purge lock (see container_lock_tag: a lock tag of the
+ * extension's own, which no SQL function can take), so it never
  * interleaves with a purge batch that computed its cutoff from the old
- * default.
+ * default.  Purge reads the registry in C (ttl_read_container,
+ * ttl_list_containers): no SQL runs to find or read a container, so
+ * nothing a user plants in a schema can run there.  Every statement that
+ * does run (ttl_registry_execute) pins search_path to pg_catalog, pg_temp
+ * and names its operators OPERATOR(pg_catalog.x).
  */
 #include "ttl.h"
 
@@ -94,6 +99,30 @@ find_registry(void)
 	return OidIsValid(registry_relid) && OidIsValid(registry_index);
 }
 
+/* One registry row into *out (the first REGISTRY_NATTS columns). */
+static void
+deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
+{
+	Datum	   *values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
+	bool	   *nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
+
+	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+	out->relid = DatumGetObjectId(values[0]);
+	namestrcpy(&out->doc_column, NameStr(*DatumGetName(values[1])));
+	out->default_is_null = nulls[2];
+	out->default_ttl = nulls[2] ? 0 : DatumGetInt32(values[2]);
+	out->paused = !nulls[3] && DatumGetBool(values[3]);
+	pfree(values);
+	pfree(nulls);
+}
+
+/*
+ * The registry row of relid.  The scan takes a new snapshot (for a table
+ * that is not a system catalog, GetCatalogSnapshot takes a fresh one each
+ * time), so it sees what is committed now, whatever the isolation level of
+ * the caller's transaction: purge reads the policy this way, under the
+ * container's lock, which a policy change holds until it commits.
+ */
 static bool
 read_container(Oid relid, TtlContainer *out)
 {
@@ -113,24 +142,56 @@ read_container(Oid relid, TtlContainer *out)
 	tup = systable_getnext(scan);
 	if (HeapTupleIsValid(tup))
 	{
-		Datum		values[REGISTRY_NATTS];
-		bool		nulls[REGISTRY_NATTS];
-		Datum	   *all_values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
-		bool	   *all_nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
-
-		heap_deform_tuple(tup, RelationGetDescr(rel), all_values, all_nulls);
-		memcpy(values, all_values, sizeof(values));
-		memcpy(nulls, all_nulls, sizeof(nulls));
+		deform_container(rel, tup, out);
 		out->relid = relid;
-		namestrcpy(&out->doc_column, NameStr(*DatumGetName(values[1])));
-		out->default_is_null = nulls[2];
-		out->default_ttl = nulls[2] ? 0 : DatumGetInt32(values[2]);
-		out->paused = !nulls[3] && DatumGetBool(values[3]);
 		found = true;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/* The registry row as committed now (see read_container); no cache. */
+bool
+ttl_read_container(Oid relid, TtlContainer *out)
+{
+	return read_container(relid, out);
+}
+
+/*
+ * The containers of the database in relid order, as a list of OIDs in the
+ * caller's memory context: with due_only, those with a default and not
+ * paused.  Rows whose table is gone (a temporary table whose session
+ * ended) are skipped.  A systable scan, not SQL: see the file header.
+ */
+List *
+ttl_list_containers(bool due_only)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	if (!find_registry())
+		return NIL;
+	rel = table_open(registry_relid, AccessShareLock);
+	if (RelationGetDescr(rel)->natts < REGISTRY_NATTS)
+		elog(ERROR, "ttl.registry has an unexpected layout");
+	scan = systable_beginscan(rel, registry_index, true, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TtlContainer c;
+
+		deform_container(rel, tup, &c);
+		if (due_only && (c.default_is_null || c.paused))
+			continue;
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(c.relid)))
+			continue;
+		result = lappend_oid(result, c.relid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
 }
 
 /*
@@ -326,10 +387,22 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 	ttl_restore_user(&ctx);
 }
 
+/*
+ * The purge/policy lock of a container: an object lock whose class is
+ * ttl.registry itself.  Core takes object locks only for system catalogs'
+ * objects and no SQL function takes an arbitrary one, so unlike an
+ * advisory lock no role can take it to stall purges or policy changes.
+ * pg_locks shows it as locktype "object", classid ttl.registry, objid the
+ * table.
+ */
 static void
 container_lock_tag(LOCKTAG *tag, Oid relid)
 {
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, TTL_ADVISORY_CLASS, (uint32) relid, 2);
+	if (!find_registry())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"ttl\" is not installed in this database")));
+	SET_LOCKTAG_OBJECT(*tag, MyDatabaseId, registry_relid, relid, 0);
 }
 
 /* Wait for, and hold until commit, the container's purge/policy lock. */
@@ -458,7 +531,7 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
 						   get_rel_name(DatumGetObjectId(values[i])));
 	}
-	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2 WHERE relid = $1",
+	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, nulls, NULL);
 	PG_RETURN_VOID();
 }
@@ -475,9 +548,9 @@ ttl_unregister(PG_FUNCTION_ARGS)
 	(void) require_container(relid);
 	lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
-	ttl_registry_execute("DELETE FROM ttl.registry WHERE relid = $1",
+	ttl_registry_execute("DELETE FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1",
 						 1, argtypes, values, NULL, NULL);
-	ttl_registry_execute("DELETE FROM ttl.purge_stats WHERE relid = $1",
+	ttl_registry_execute("DELETE FROM ttl.purge_stats WHERE relid OPERATOR(pg_catalog.=) $1",
 						 1, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
@@ -504,7 +577,7 @@ ttl_set_default_ttl(PG_FUNCTION_ARGS)
 	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
 	if (PG_ARGISNULL(1))
 		nulls[1] = 'n';
-	ttl_registry_execute("UPDATE ttl.registry SET default_ttl = $2 WHERE relid = $1",
+	ttl_registry_execute("UPDATE ttl.registry SET default_ttl = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, nulls, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
@@ -521,7 +594,7 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 	(void) require_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = BoolGetDatum(paused);
-	ttl_registry_execute("UPDATE ttl.registry SET paused = $2 WHERE relid = $1",
+	ttl_registry_execute("UPDATE ttl.registry SET paused = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 }

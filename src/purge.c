@@ -5,17 +5,28 @@
  *		the ttl.run_purge() procedure), ttl.purge() and the statistics.
  *
  * Locking: a batch runs in its own (sub)transaction as the table's owner,
- * inside a security-restricted operation.  It first takes the container's
- * advisory lock without waiting (another purger, or a policy change, means
- * "skip"), then RowExclusiveLock on the table and all its partitions without
- * waiting (a table locked by DDL is skipped, not queued behind), then
- * re-reads the default and the pause flag under that lock.  A table whose
+ * inside a security-restricted operation with search_path pg_catalog,
+ * pg_temp.  It first takes the container's purge lock without waiting
+ * (another purger, or a policy change, means "skip"; the lock is the
+ * extension's own, see catalog.c), then RowExclusiveLock on the table and
+ * all its partitions without waiting (a table locked by DDL is skipped,
+ * not queued behind), then re-reads the default and the pause flag under
+ * that lock, as committed now (a fresh snapshot, whatever the caller's
+ * isolation level: a REPEATABLE READ caller must not purge by a default
+ * that has been changed since its snapshot).  A table whose
  * DELETE would do nothing but delete takes the direct path
  * (purge_direct.c: deletes that skip, never wait for, rows others hold).
  * Otherwise rows are locked FOR UPDATE SKIP LOCKED and deleted by a DELETE
  * statement whose own WHERE clause repeats the expiry predicate, so
  * triggers, foreign keys, rules and row security all act.  Either way a
  * row whose _ts was refreshed concurrently is never deleted.
+ *
+ * Security: no SQL runs with the caller's search_path.  Containers are
+ * listed and read in C (catalog.c); every statement names its operators
+ * and functions schema-qualified.  Deferred triggers queued by a purge fire
+ * before it returns, as the owner (purge_executor_start), never at the
+ * caller's commit.  A batch of the worker or ttl.run_purge() is bounded by
+ * ttl.batch_timeout.
  */
 #include "ttl.h"
 
@@ -24,6 +35,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -31,6 +43,7 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -38,6 +51,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 typedef enum PurgeKind
@@ -109,21 +123,23 @@ purge_statement(const char *table, const char *doc, PurgeKind kind, bool partiti
 	}
 	if (partitioned)
 		delete = psprintf("DELETE FROM %s t USING c"
-						  " WHERE t.tableoid = c.toid AND t.ctid = c.tid"
+						  " WHERE t.tableoid OPERATOR(pg_catalog.=) c.toid"
+						  " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
 						  " AND ttl.doc_expired(t.%s, $4, $5) RETURNING 1",
 						  table, doc);
 	else
 		delete = psprintf("DELETE FROM %s t"
-						  " WHERE t.ctid = ANY (ARRAY(SELECT tid FROM c))"
+						  " WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
 						  " AND ttl.doc_expired(t.%s, $4, $5) RETURNING 1",
 						  table, doc);
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
-					" WHERE %s%s >= $1 AND %s <= $2"
+					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
 					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
 					" d AS (%s)"
-					" SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM d),"
-					" (SELECT max(k) FROM c)",
+					" SELECT (SELECT pg_catalog.count(*) FROM c),"
+					" (SELECT pg_catalog.count(*) FROM d),"
+					" (SELECT pg_catalog.max(k) FROM c)",
 					key, table, filter, key, key, key, delete);
 }
 
@@ -214,7 +230,6 @@ try_lock_table_tree(Oid relid)
 static int64
 purge_batch(PurgeCursor *cur, int64 limit)
 {
-	static SPIPlanPtr registry_plan = NULL;
 	char	   *relname;
 	char	   *nspname;
 	char	   *table;
@@ -222,9 +237,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *sql;
 	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
 	Datum		values[5];
-	Oid			regtypes[1] = {OIDOID};
-	Datum		regvalues[1];
 	bool		isnull;
+	TtlContainer policy;
 	int64		default_ttl;
 	int64		found;
 	int64		deleted;
@@ -254,34 +268,28 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		return 0;
 	}
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-
-	/* the default, read under the lock a policy change also takes */
-	regvalues[0] = ObjectIdGetDatum(cur->relid);
-	if (SPI_execute_plan(ttl_kept_plan(&registry_plan,
-									   "SELECT default_ttl::int8, doc_column::text, paused "
-									   "FROM ttl.registry WHERE relid = $1",
-									   1, regtypes),
-						 regvalues, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read ttl.registry");
-	if (SPI_processed == 0 ||
-		(cur->honour_pause &&
-		 DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull))))
+	/*
+	 * The policy, read under the lock a policy change also takes, as
+	 * committed now (not as the caller's snapshot saw it): a default set to
+	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
+	 */
+	if (!ttl_read_container(cur->relid, &policy) ||
+		(cur->honour_pause && policy.paused))
 	{
-		SPI_finish();
 		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */
 		return 0;
 	}
-	default_ttl = spi_int64(0, 1, &isnull);
-	doc_name = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-	doc = quote_identifier(doc_name);
-	if (isnull)
+	if (policy.default_is_null)
 	{
-		SPI_finish();
 		cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
 		return 0;
 	}
+	default_ttl = policy.default_ttl;
+	doc_name = pstrdup(NameStr(policy.doc_column));
+	doc = quote_identifier(doc_name);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
 	if (cur->kind == PURGE_INHERITED && default_ttl <= 0)
 	{
 		cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
@@ -391,13 +399,88 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 		" (relid, rows_purged, last_purge_at, last_error, last_error_at)"
 		" SELECT $1, $2, CASE WHEN $3 IS NULL THEN ttl.now() END, $3,"
 		"  CASE WHEN $3 IS NOT NULL THEN ttl.now() END"
-		" WHERE EXISTS (SELECT FROM ttl.registry WHERE relid = $1)"
+		" WHERE EXISTS (SELECT FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1)"
 		" ON CONFLICT (relid) DO UPDATE SET"
-		"  rows_purged = s.rows_purged + $2,"
+		"  rows_purged = s.rows_purged OPERATOR(pg_catalog.+) $2,"
 		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
 		"  last_error = $3,"
 		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
 		3, argtypes, values, nulls, &plan);
+}
+
+/*
+ * Deferred triggers of a purge fire before it ends, as the owner.
+ *
+ * A DELETE run inside a security-restricted operation may not leave
+ * deferred trigger events behind (afterTriggerMarkEvents in
+ * commands/trigger.c raises "cannot fire deferred trigger within
+ * security-restricted operation"), and they must not fire later at the
+ * caller's commit, as the caller.  SET CONSTRAINTS ALL IMMEDIATE would fire
+ * them, but also every deferred event the caller's transaction has queued
+ * (as the owner) and it would change the caller's constraint mode for the
+ * rest of the transaction.  Instead, while a purge runs, every statement
+ * it starts (the batch DELETE, and what its triggers and cascading foreign
+ * keys run) treats its own triggers as not deferrable: after-trigger events
+ * are marked deferrable from the ResultRelInfo's copy of the trigger
+ * descriptor (AfterTriggerSaveEvent), which belongs to that one executor
+ * run.  Their events then fire at the end of that statement, still inside
+ * the purge; the caller's queued events and SET CONSTRAINTS state are not
+ * touched.
+ */
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static int	purge_nesting = 0;
+
+static void
+purge_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	ListCell   *lc;
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	if (purge_nesting == 0 || queryDesc->estate == NULL)
+		return;
+	foreach(lc, queryDesc->estate->es_opened_result_relations)
+	{
+		ResultRelInfo *rri = (ResultRelInfo *) lfirst(lc);
+		TriggerDesc *trigdesc = rri->ri_TrigDesc;
+		int			i;
+
+		if (trigdesc == NULL)
+			continue;
+		for (i = 0; i < trigdesc->numtriggers; i++)
+		{
+			trigdesc->triggers[i].tgdeferrable = false;
+			trigdesc->triggers[i].tginitdeferred = false;
+		}
+	}
+}
+
+void
+ttl_install_purge_hooks(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = purge_executor_start;
+}
+
+/* purge_batch() with its deferred triggers made immediate (see above). */
+static int64
+purge_batch_immediate(PurgeCursor *cur, int64 limit)
+{
+	int64		deleted = 0;
+
+	purge_nesting++;
+	PG_TRY();
+	{
+		deleted = purge_batch(cur, limit);
+	}
+	PG_FINALLY();
+	{
+		purge_nesting--;
+	}
+	PG_END_TRY();
+	return deleted;
 }
 
 /*
@@ -423,7 +506,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	 */
 	while (cur.kind != PURGE_DONE && (max_rows < 0 || cur.deleted < max_rows))
 	{
-		(void) purge_batch(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
+		(void) purge_batch_immediate(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
@@ -433,10 +516,28 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	return cur.deleted;
 }
 
-/* The cost budget: PostgreSQL's page accounting, as autovacuum uses it. */
-static void
-cost_begin(void)
+/*
+ * The cost budget: PostgreSQL's page accounting, as autovacuum uses it.
+ * The variables are the session's own (VacuumCostLimit and VacuumCostDelay
+ * are vacuum_cost_limit and vacuum_cost_delay): a round saves them and
+ * cost_end() puts them back, also on error, so the session's own VACUUM
+ * is not throttled by ttl's budget afterwards.
+ */
+typedef struct CostState
 {
+	bool		active;
+	int			limit;
+	double		delay;
+	int			balance;
+} CostState;
+
+static void
+cost_begin(CostState *saved)
+{
+	saved->active = VacuumCostActive;
+	saved->limit = VacuumCostLimit;
+	saved->delay = VacuumCostDelay;
+	saved->balance = VacuumCostBalance;
 	VacuumCostActive = (ttl_cost_limit > 0 && ttl_cost_delay > 0);
 	VacuumCostLimit = Max(ttl_cost_limit, 1);
 	VacuumCostDelay = ttl_cost_delay;
@@ -444,10 +545,12 @@ cost_begin(void)
 }
 
 static void
-cost_end(void)
+cost_end(CostState *saved)
 {
-	VacuumCostActive = false;
-	VacuumCostBalance = 0;
+	VacuumCostActive = saved->active;
+	VacuumCostLimit = saved->limit;
+	VacuumCostDelay = saved->delay;
+	VacuumCostBalance = saved->balance;
 }
 
 /*
@@ -536,31 +639,24 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 	}
 }
 
-/* The due containers of the database, for a round. */
+/*
+ * The due containers of the database (all, or the current user's), in
+ * relid order, in the caller's memory context.  Read in C, no SQL: this
+ * runs as the worker's superuser or as a superuser calling ttl.purge().
+ */
 static List *
 list_due_containers(bool all_owners)
 {
 	List	   *result = NIL;
-	uint64		i;
+	ListCell   *lc;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute("SELECT r.relid::oid FROM ttl.registry r"
-					" JOIN pg_catalog.pg_class c ON c.oid = r.relid"
-					" WHERE r.default_ttl IS NOT NULL AND NOT r.paused"
-					" ORDER BY r.relid", false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not list ttl containers");
-	for (i = 0; i < SPI_processed; i++)
+	foreach(lc, ttl_list_containers(true))
 	{
-		bool		isnull;
-		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc,
-														   1, &isnull));
+		Oid			relid = lfirst_oid(lc);
 
 		if (all_owners || pg_class_ownercheck(relid, GetUserId()))
 			result = lappend_oid(result, relid);
 	}
-	SPI_finish();
 	return result;
 }
 
@@ -605,6 +701,69 @@ run_in_subtransaction(void (*fn) (void *arg), void *arg, MemoryContext err_cxt)
 	return edata;
 }
 
+/*
+ * The time bound of one batch of a round (ttl.batch_timeout).  Nothing
+ * starts the statement timer for SPI in a background worker, and a CALL's
+ * timer covers the whole procedure, so a batch arms STATEMENT_TIMEOUT
+ * itself: its expiry cancels the batch like a statement timeout.  A
+ * session's own statement_timeout that would end sooner is left alone;
+ * one that would end later is re-armed when the batch is over.
+ */
+typedef struct BatchTimer
+{
+	bool		armed;
+	TimestampTz deadline;		/* 0: no bound */
+	bool		restore_session;
+	TimestampTz session_fin;
+} BatchTimer;
+
+static BatchTimer batch_timer;
+
+static void
+batch_timer_arm(void)
+{
+	memset(&batch_timer, 0, sizeof(batch_timer));
+	if (ttl_batch_timeout <= 0)
+		return;
+	batch_timer.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   ttl_batch_timeout);
+	if (get_timeout_active(STATEMENT_TIMEOUT))
+	{
+		TimestampTz fin = get_timeout_finish_time(STATEMENT_TIMEOUT);
+
+		if (fin <= batch_timer.deadline)
+		{
+			batch_timer.deadline = 0;	/* the session's own comes first */
+			return;
+		}
+		batch_timer.restore_session = true;
+		batch_timer.session_fin = fin;
+	}
+	enable_timeout_at(STATEMENT_TIMEOUT, batch_timer.deadline);
+	batch_timer.armed = true;
+}
+
+static void
+batch_timer_disarm(void)
+{
+	if (!batch_timer.armed)
+		return;
+	batch_timer.armed = false;
+	if (batch_timer.restore_session)
+		enable_timeout_at(STATEMENT_TIMEOUT, batch_timer.session_fin);
+	else
+		disable_timeout(STATEMENT_TIMEOUT, false);
+}
+
+/* Whether a batch's error is its time bound running out. */
+static bool
+batch_timed_out(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		batch_timer.deadline != 0 &&
+		GetCurrentTimestamp() >= batch_timer.deadline;
+}
+
 /* One batch of one container as its owner; see round_batch(). */
 static void
 owner_batch(void *arg)
@@ -617,12 +776,20 @@ owner_batch(void *arg)
 	/* a lock we could not foresee fails the batch rather than queueing it */
 	(void) set_config_option("lock_timeout", "1s", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	/* deferred constraint triggers fire now, as the owner, not at commit */
+	/*
+	 * Deferred constraint triggers fire now, as the owner, not at commit:
+	 * this transaction is the batch's own, so nothing of anyone else's is
+	 * pending (purge_batch_immediate covers the rest).
+	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
 	SPI_finish();
-	deleted = purge_batch(cur, ttl_batch_size);
+	batch_timer_arm();
+	deleted = purge_batch_immediate(cur, ttl_batch_size);
+	batch_timer_disarm();
+	/* a timeout that fired just now is this batch's, not the round's */
+	CHECK_FOR_INTERRUPTS();
 	ttl_restore_user(&ctx);
 	if (deleted > 0)
 		ttl_record_purge(cur->relid, deleted, NULL);
@@ -654,16 +821,31 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 	ErrorData  *record_error;
 	FailedBatch failed;
 	char	   *name;
+	char	   *message;
 
+	batch_timer_disarm();		/* the batch failed with it armed */
 	if (edata == NULL)
 		return;
+	/*
+	 * A cancel that is not the batch's own bound (pg_cancel_backend, the
+	 * session's statement_timeout) ends a CALL ttl.run_purge(), like any
+	 * statement.  The worker skips the container instead: nobody waits for
+	 * it to end.
+	 */
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !batch_timed_out(edata) &&
+		!IsBackgroundWorker)
+		ReThrowError(edata);
 	cur->kind = PURGE_DONE;
 	name = get_rel_name(cur->relid);
+	message = edata->message;
+	if (batch_timed_out(edata))
+		message = psprintf("batch cancelled after ttl.batch_timeout (%d ms)",
+						   ttl_batch_timeout);
 	ereport(WARNING,
-			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", edata->message),
+			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", message),
 			 errdetail("The container is skipped until the next round.")));
 	failed.relid = cur->relid;
-	failed.message = edata->message;
+	failed.message = message;
 	record_error = run_in_subtransaction(record_failure, &failed, round_cxt);
 	if (record_error != NULL)
 		ereport(LOG,
@@ -686,6 +868,9 @@ ttl_purge_round(TtlRoundOps *ops)
 	int64		total = 0;
 	int64		now_seconds = ttl_current_unix_seconds();
 	TimestampTz started = GetCurrentTimestamp();
+	CostState	cost_saved;
+	volatile bool cost_started = false;
+	bool		first_pass = true;
 	ListCell   *lc;
 	int			i;
 
@@ -711,7 +896,8 @@ ttl_purge_round(TtlRoundOps *ops)
 		}
 		MemoryContextSwitchTo(caller_cxt);
 
-		cost_begin();
+		cost_begin(&cost_saved);
+		cost_started = true;
 		active = ncursors;
 		while (active > 0)
 		{
@@ -726,8 +912,11 @@ ttl_purge_round(TtlRoundOps *ops)
 				/*
 				 * A bounded round ends with work left; the next one starts
 				 * at once, with a fresh clock, list of containers and pauses.
+				 * Not before every container has had its first batch: a
+				 * slow one (up to ttl.batch_timeout) early in the list must
+				 * not end every round before the others get their turn.
 				 */
-				if (ops->max_round_ms > 0 &&
+				if (!first_pass && ops->max_round_ms > 0 &&
 					TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
 											   ops->max_round_ms))
 				{
@@ -747,12 +936,14 @@ ttl_purge_round(TtlRoundOps *ops)
 				if (cur->kind != PURGE_DONE)
 					active++;
 			}
+			first_pass = false;
 		}
 		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
 	}
 	PG_FINALLY();
 	{
-		cost_end();
+		if (cost_started)
+			cost_end(&cost_saved);
 		if (CurrentMemoryContext == round_cxt)
 			MemoryContextSwitchTo(caller_cxt);
 		MemoryContextDelete(round_cxt);
@@ -776,6 +967,8 @@ ttl_purge(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_rows must not be negative: %lld", (long long) max_rows)));
+	/* before anything is deleted: the direct path bypasses the executor's check */
+	PreventCommandIfReadOnly("ttl.purge()");
 
 	if (!PG_ARGISNULL(0))
 	{

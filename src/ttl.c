@@ -22,6 +22,7 @@ PG_MODULE_MAGIC;
 bool		ttl_enabled = true;
 int			ttl_naptime = 10;
 int			ttl_batch_size = 1000;
+int			ttl_batch_timeout = 60000;
 int			ttl_cost_limit = 200;
 double		ttl_cost_delay = 2.0;
 
@@ -158,6 +159,15 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("ttl.batch_timeout",
+							"Longest a purge batch of the worker or ttl.run_purge() may run.",
+							"A batch that runs longer (a slow DELETE trigger, say) is cancelled and recorded as its container's error; the round goes on with the other containers. 0 turns the bound off.",
+							&ttl_batch_timeout,
+							60000, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("ttl.cost_limit",
 							"Cost units a purge may spend before it sleeps for ttl.cost_delay.",
 							"Counted like vacuum_cost_page_hit/miss/dirty. 0 disables throttling.",
@@ -180,6 +190,7 @@ _PG_init(void)
 
 	ttl_register_cache_callbacks();
 	ttl_install_live_view_hooks();
+	ttl_install_purge_hooks();
 
 	if (process_shared_preload_libraries_in_progress)
 		ttl_register_launcher();

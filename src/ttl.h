@@ -27,6 +27,7 @@
 extern bool ttl_enabled;
 extern int	ttl_naptime;
 extern int	ttl_batch_size;
+extern int	ttl_batch_timeout;
 extern int	ttl_cost_limit;
 extern double ttl_cost_delay;
 
@@ -63,6 +64,8 @@ typedef struct TtlContainer
 } TtlContainer;
 
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
+extern bool ttl_read_container(Oid relid, TtlContainer *out);
+extern List *ttl_list_containers(bool due_only);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern void ttl_register_cache_callbacks(void);
 extern void ttl_check_container_owner(Oid relid);
@@ -129,6 +132,7 @@ extern struct HTAB *ttl_create_resume_map(void);
 
 extern int64 ttl_purge_round(TtlRoundOps *ops);
 extern void ttl_cost_sleep(void);
+extern void ttl_install_purge_hooks(void);
 
 /* live_view.c: <table>_live planned as the table with a security qual
  * (post-parse, planner and ProcessUtility hooks) */

@@ -5,6 +5,10 @@
  *		with ttl_purge_round(), one committed batch at a time, within the
  *		cost budget, as each table's owner.
  *
+ * Security: it connects as the bootstrap superuser, pins search_path to
+ * pg_catalog, pg_temp for its whole life, lists containers in C and runs
+ * each batch as the table's owner (purge.c).
+ *
  * Locking: only what purge.c takes, one short transaction per batch.  The
  * worker holds no snapshot and no lock while it sleeps.  SIGHUP reloads the
  * settings (ttl.enabled off ends a round at the next batch); SIGTERM ends it.
@@ -118,6 +122,14 @@ ttl_worker_main(Datum arg)
 		proc_exit(0);			/* another worker serves this database */
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("ttl worker");
+	/*
+	 * The worker is the bootstrap superuser: whatever the database's or the
+	 * role's setting (lower sources than this one), nothing it runs
+	 * resolves a name through a schema users can create in (purge.c also
+	 * pins it per statement).  Not PGC_S_OVERRIDE: that would also defeat
+	 * the SET search_path clause of an owner's trigger function.
+	 */
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
 	resume_points = ttl_create_resume_map();
 
 	for (;;)
