@@ -21,7 +21,6 @@
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)
 
 /* Advisory lock class that serialises purge and policy changes per table. */
-#define TTL_ADVISORY_CLASS	0x74746c	/* "ttl" */
 
 /* ttl.c: settings */
 extern bool ttl_enabled;
