@@ -187,6 +187,9 @@ ttl_list_containers(bool due_only)
 			continue;
 		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(c.relid)))
 			continue;
+		/* another session's temp table (registered under 1.0): unreachable */
+		if (isOtherTempNamespace(get_rel_namespace(c.relid)))
+			continue;
 		result = lappend_oid(result, c.relid);
 	}
 	systable_endscan(scan);
