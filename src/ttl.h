@@ -20,8 +20,6 @@
 #define TTL_UNIX_EPOCH_OFFSET \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)
 
-/* Advisory lock class that serialises purge and policy changes per table. */
-
 /* ttl.c: settings */
 extern bool ttl_enabled;
 extern int	ttl_naptime;
