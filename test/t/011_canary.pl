@@ -7,7 +7,8 @@
 # public.canary.  Then every path that runs SQL with rights other than the
 # caller's is driven: the worker, superuser ttl.purge() / CALL
 # ttl.run_purge(), ttl.enable / set_default_ttl / pause / resume / disable,
-# the sql_drop event trigger, ttl.stats in a fresh session.  The canary must
+# the sql_drop event trigger, the ALTER TABLE event triggers (every change
+# a container follows or refuses), ttl.stats in a fresh session.  The canary must
 # stay empty.  A positive control shows a plant does fire when called
 # unqualified, so the test can fail.
 #
@@ -89,10 +90,26 @@ my @paths = (
 	[ 'sql_drop event trigger (DROP TABLE)', "DROP TABLE app.dropme CASCADE;" ],
 	[ 'SELECT * FROM ttl.stats', "SELECT * FROM ttl.stats;" ],
 	[ 'ttl.backlog', "SELECT * FROM ttl.backlog('app.p_plain');" ],
+	# the ALTER TABLE event triggers (containers follow their table)
+	[ 'ALTER TABLE ADD COLUMN', "ALTER TABLE app.alt ADD COLUMN extra int;" ],
+	[ 'ALTER TABLE RENAME COLUMN', "ALTER TABLE app.alt RENAME COLUMN extra TO extra2;" ],
+	[ 'ALTER TABLE DROP COLUMN', "ALTER TABLE app.alt DROP COLUMN extra2;" ],
+	[ 'ALTER TABLE ALTER COLUMN TYPE', "ALTER TABLE app.alt ALTER COLUMN note TYPE varchar(100);" ],
+	[ 'ALTER TABLE RENAME the document column', "ALTER TABLE app.alt RENAME COLUMN doc TO body;" ],
+	[ 'ALTER TABLE ENABLE ROW LEVEL SECURITY', "ALTER TABLE app.alt ENABLE ROW LEVEL SECURITY;" ],
+	[ 'ALTER TABLE FORCE / DISABLE ROW LEVEL SECURITY',
+	  "ALTER TABLE app.alt FORCE ROW LEVEL SECURITY; ALTER TABLE app.alt DISABLE ROW LEVEL SECURITY;" ],
+	[ 'ALTER TABLE RENAME TO', "ALTER TABLE app.alt RENAME TO alt2;" ],
+	[ 'ALTER TABLE SET SCHEMA', "ALTER TABLE app.alt2 SET SCHEMA app2;" ],
+	[ 'ALTER TABLE OWNER TO', "ALTER TABLE app2.alt2 OWNER TO bob;" ],
+	[ 'refused ALTER TABLE DROP the document column',
+	  "DO \$\$ BEGIN ALTER TABLE app2.alt2 DROP COLUMN body; EXCEPTION WHEN feature_not_supported THEN NULL; END \$\$;" ],
+	[ 'insert after the changes (stamping trigger)', "INSERT INTO app2.alt2 (id, note, body) VALUES (1, 'x', '{}');" ],
 );
 
 $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
+CREATE ROLE bob;
 CREATE DATABASE canary;
 });
 
@@ -146,6 +163,8 @@ $node->safe_psql('canary', $plant_sql);
 $node->safe_psql('canary', q{
 CREATE EXTENSION ttl;
 CREATE SCHEMA app AUTHORIZATION alice;
+CREATE SCHEMA app2 AUTHORIZATION alice;
+GRANT USAGE ON SCHEMA app2 TO bob;
 SET ROLE alice;
 CREATE FUNCTION app.noop() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RETURN OLD; END $$;
@@ -162,6 +181,8 @@ SELECT ttl.enable('app.p_trig', -1);
 SELECT ttl.enable('app.w_plain', -1);
 SELECT ttl.enable('app.w_trig', -1);
 SELECT ttl.enable('app.dropme', 60);
+CREATE TABLE app.alt (id int PRIMARY KEY, note text, doc jsonb NOT NULL);
+SELECT ttl.enable('app.alt', 60);
 INSERT INTO app.fresh SELECT g, '{}' FROM generate_series(1, 5) g;
 });
 
@@ -238,6 +259,12 @@ is( $node->safe_psql('canary',
 is( $node->safe_psql('canary',
 		"SELECT pg_catalog.count(*) FROM ttl.registry WHERE relid::oid OPERATOR(pg_catalog.=) 'app.fresh'::regclass::oid"),
 	'0', 'ttl.disable ran');
+is( $node->safe_psql('canary',
+		"SELECT c.relowner::pg_catalog.regrole::pg_catalog.text, r.doc_column"
+		  . " FROM ttl.registry r JOIN pg_catalog.pg_class c"
+		  . " ON c.oid OPERATOR(pg_catalog.=) r.live_view::pg_catalog.oid"
+		  . " WHERE r.live_view OPERATOR(pg_catalog.=) 'app2.alt2_live'::pg_catalog.regclass"),
+	'bob|body', 'the ALTER TABLE paths ran (view renamed, moved, given away; document column followed)');
 
 # after everything, the worker's later rounds still planted nothing
 wait_seconds($node, 2);
