@@ -38,7 +38,7 @@
  * DDL fires event triggers again: a counter (own_ddl) makes both functions
  * return at once while it runs.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -76,6 +76,9 @@
 #include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
+
+#include "registry.h"
+#include "run_as.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
 

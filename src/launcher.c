@@ -17,7 +17,7 @@
  * transaction each round.  It starts only once recovery has finished, so a
  * hot standby never purges, and a promoted one starts.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -45,6 +45,9 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
+
+#include "scheduler.h"
+#include "settings.h"
 
 typedef struct TtlWorkerSlot
 {

@@ -36,7 +36,7 @@
  * sees just before it is deleted; a version changed since that snapshot
  * fails to delete and is skipped.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/genam.h"
 #include "access/stratnum.h"
@@ -63,6 +63,9 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+
+#include "expiry.h"
+#include "purge_internal.h"
 
 #define TTL_PURGE_INDEX_COMMENT "ttl purge index"
 

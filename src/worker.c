@@ -13,7 +13,7 @@
  * worker holds no snapshot and no lock while it sleeps.  SIGHUP reloads the
  * settings (ttl.enabled off ends a round at the next batch); SIGTERM ends it.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/xact.h"
 #include "commands/extension.h"
@@ -27,6 +27,10 @@
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/snapmgr.h"
+
+#include "purge.h"
+#include "scheduler.h"
+#include "settings.h"
 
 static HTAB *resume_points = NULL;
 
