@@ -4,7 +4,7 @@
  *		and delete each with table_tuple_delete(wait = false), the way the
  *		executor's DELETE would, minus what it cannot need here.
  *
- * Why: the statement path (purge.c) must first lock its batch FOR UPDATE
+ * Why: the statement path (purge_batch.c) must first lock its batch FOR UPDATE
  * SKIP LOCKED, which writes a WAL record and dirties the page once per row
  * before the DELETE writes another, then fetches every row again by TID.
  * A delete that does not wait gives the same "skip what others hold"

@@ -2,7 +2,8 @@
  * purge_internal.h
  *		What the files of the purge family share: purge_batch.c (one batch),
  *		purge_direct.c (the direct path), purge_round.c (a round) and
- *		purge.c (the SQL entry points).  Nothing outside purge*.c includes it.
+ *		purge_functions.c (the SQL entry points).  Nothing outside purge_*.c
+ *		includes it.
  */
 #ifndef TTL_PURGE_INTERNAL_H
 #define TTL_PURGE_INTERNAL_H

@@ -1,5 +1,5 @@
 /*
- * purge.c
+ * purge_functions.c
  *		The SQL entry points of purge: ttl.purge(), CALL ttl.run_purge(), and
  *		ttl._purge_statement() / ttl._purge_plan_options() for tests.  The
  *		work is in purge_batch.c (one batch), purge_direct.c (the direct
