@@ -1,14 +1,16 @@
 /*
  * purge_internal.h
  *		What the files of the purge family share: purge_batch.c (one batch),
- *		purge_direct.c (the direct path), purge_round.c (a round) and
- *		purge_functions.c (the SQL entry points).  Nothing outside purge_*.c
- *		includes it.
+ *		purge_direct.c (the direct path), purge_leaves.c (what it walks),
+ *		purge_round.c (a round) and purge_functions.c (the SQL entry
+ *		points).  Nothing outside purge_*.c includes it.
  */
 #ifndef TTL_PURGE_INTERNAL_H
 #define TTL_PURGE_INTERNAL_H
 
+#include "access/attnum.h"
 #include "nodes/pg_list.h"
+#include "utils/relcache.h"
 #include "utils/palloc.h"
 
 /* purge_direct.c: purge without a lock pass, where it applies */
@@ -29,6 +31,19 @@ extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
 									int32 default_ttl, int64 now_seconds,
 									TtlDirectBatch *out);
 extern void ttl_free_walk(TtlWalk *walk);
+
+/* purge_leaves.c: the leaves the direct path walks */
+/* One leaf with the purge indexes needed (inherited, own), ready to walk. */
+typedef struct DirectLeaf
+{
+	Relation	rel;
+	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
+	AttrNumber	doc_attno;
+} DirectLeaf;
+
+extern const char *ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
+								   DirectLeaf **leaves_out, int *nleaves_out);
+extern void ttl_close_leaves(DirectLeaf *leaves, int nleaves);
 
 /* purge_batch.c: one batch of one container */
 typedef enum PurgeKind
