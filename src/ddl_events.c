@@ -81,7 +81,7 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
-#include "ddl_events.h"
+#include "ddl.h"
 #include "registry.h"
 #include "run_as.h"
 

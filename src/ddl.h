@@ -1,11 +1,11 @@
 /*
- * ddl_events.h
+ * ddl.h
  *		What the files that make containers follow ALTER TABLE share:
  *		ddl_events.c (the event triggers), ddl_follow.c (the follow-up) and
  *		ddl_view.c (the view as a catalog object).  Nothing else includes it.
  */
-#ifndef TTL_DDL_EVENTS_H
-#define TTL_DDL_EVENTS_H
+#ifndef TTL_DDL_H
+#define TTL_DDL_H
 
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
@@ -48,4 +48,4 @@ extern Oid	ttl_recreate_view(PendingCommand *p, TtlContainer *c);
 /* ddl_follow.c */
 extern void ttl_follow_container(Oid relid, PendingCommand *p, Node *parsetree);
 
-#endif							/* TTL_DDL_EVENTS_H */
+#endif							/* TTL_DDL_H */
