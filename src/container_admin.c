@@ -344,10 +344,7 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		nestlevel = NewGUCNestLevel();
-		(void) set_config_option("search_path", "pg_catalog, pg_temp",
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-								 true, 0, false);
+		nestlevel = ttl_pin_search_path();
 	}
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

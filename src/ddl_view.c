@@ -69,11 +69,8 @@ int	ttl_own_ddl = 0;
 void
 ttl_run_pinned(const char *sql)
 {
-	int			nestlevel = NewGUCNestLevel();
+	int			nestlevel = ttl_pin_search_path();
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
 	ttl_own_ddl++;
 	PG_TRY();
 	{
@@ -102,11 +99,8 @@ ttl_registered_view(Oid relid)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	Oid			view = InvalidOid;
-	int			nestlevel = NewGUCNestLevel();
+	int			nestlevel = ttl_pin_search_path();
 
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT r.live_view::pg_catalog.oid FROM ttl.registry r"

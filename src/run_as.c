@@ -67,6 +67,22 @@ ttl_table_owner(Oid relid)
 }
 
 /*
+ * Pin search_path to pg_catalog, pg_temp until AtEOXact_GUC() of the
+ * returned nest level, so that the SQL we run resolves no name through a
+ * schema users can create in.
+ */
+int
+ttl_pin_search_path(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nestlevel;
+}
+
+/*
  * Switch to another role for SQL on its behalf: a security-restricted
  * operation (no SET ROLE, no temp objects, no deferred surprises) with a
  * search_path that user objects cannot shadow.  Undone by
@@ -79,10 +95,7 @@ ttl_become_user(Oid userid, TtlUserContext *ctx)
 	SetUserIdAndSecContext(userid,
 						   ctx->save_sec_context | SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
-	ctx->save_nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp",
-							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-							 true, 0, false);
+	ctx->save_nestlevel = ttl_pin_search_path();
 }
 
 void

@@ -17,6 +17,7 @@ typedef struct TtlUserContext
 } TtlUserContext;
 
 extern Oid	ttl_table_owner(Oid relid);
+extern int	ttl_pin_search_path(void);
 extern void ttl_become_user(Oid userid, TtlUserContext *ctx);
 extern void ttl_restore_user(TtlUserContext *ctx);
 extern SPIPlanPtr ttl_kept_plan(SPIPlanPtr *saved, const char *sql, int nargs,
