@@ -56,7 +56,6 @@
 #include "catalog/pg_depend.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_rewrite.h"
-#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "catalog/objectaddress.h"
 #include "commands/comment.h"
@@ -78,7 +77,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "ddl.h"

@@ -15,7 +15,6 @@
 #include "access/relation.h"
 #include "common/int.h"
 #include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"

@@ -7,13 +7,9 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/relation.h"
-#include "common/int.h"
 #include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 

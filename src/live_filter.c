@@ -8,18 +8,12 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "access/relation.h"
-#include "common/int.h"
 #include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
 #include "expiry.h"
-#include "live_view.h"
 #include "registry.h"
 #include "settings.h"
 

@@ -26,12 +26,9 @@
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
-#include "access/xact.h"
 #include "utils/acl.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -39,14 +36,10 @@
 #include "storage/spin.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
-#include "utils/hsearch.h"
-#include "utils/memutils.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "scheduler.h"
-#include "settings.h"
 
 typedef struct TtlWorkerSlot
 {
