@@ -133,7 +133,7 @@ follow_owner(Oid relid, Oid view)
 
 	if (ttl_table_owner(view) != owner)
 		ttl_run_pinned(psprintf("ALTER VIEW %s OWNER TO %s", ttl_qualified_name(view),
-							quote_identifier(GetUserNameFromId(owner, false))));
+								quote_identifier(GetUserNameFromId(owner, false))));
 }
 
 /*
@@ -196,14 +196,14 @@ follow_columns(Oid relid, Oid view, TtlContainer *c)
 			char	   *tmp = psprintf("ttl_rename_%d", ++i);
 
 			ttl_run_pinned(psprintf("ALTER VIEW %s RENAME COLUMN %s TO %s", view_name,
-								quote_identifier(lfirst(lc1)), tmp));
+									quote_identifier(lfirst(lc1)), tmp));
 			lfirst(lc1) = tmp;
 		}
 	}
 	forboth(lc1, from, lc2, to)
 		ttl_run_pinned(psprintf("ALTER VIEW %s RENAME COLUMN %s TO %s", view_name,
-							quote_identifier(lfirst(lc1)),
-							quote_identifier(lfirst(lc2))));
+								quote_identifier(lfirst(lc1)),
+								quote_identifier(lfirst(lc2))));
 
 	/*
 	 * Not from an extension script (the upgrade): CREATE OR REPLACE there
@@ -211,8 +211,8 @@ follow_columns(Oid relid, Oid view, TtlContainer *c)
 	 */
 	if (grow && !creating_extension)
 		ttl_run_pinned(psprintf("CREATE OR REPLACE VIEW %s WITH (%s) AS %s",
-							ttl_qualified_name(view), ttl_view_options_text(view),
-							ttl_view_definition_sql(relid, NameStr(c->doc_column))));
+								ttl_qualified_name(view), ttl_view_options_text(view),
+								ttl_view_definition_sql(relid, NameStr(c->doc_column))));
 }
 
 /* security_invoker exactly while the table has row-level security on. */
@@ -227,8 +227,8 @@ follow_row_security(Oid relid, Oid view)
 	if (invoker == rls)
 		return;
 	ttl_run_pinned(psprintf(rls ? "ALTER VIEW %s SET (security_invoker = true)"
-						: "ALTER VIEW %s RESET (security_invoker)",
-						ttl_qualified_name(view)));
+							: "ALTER VIEW %s RESET (security_invoker)",
+							ttl_qualified_name(view)));
 }
 
 /*
@@ -275,7 +275,7 @@ follow_table_rename(Oid relid, Oid view, const char *old_relname)
 		return;
 	}
 	ttl_run_pinned(psprintf("ALTER VIEW %s RENAME TO %s", ttl_qualified_name(view),
-						quote_identifier(newname)));
+							quote_identifier(newname)));
 }
 
 /* The view lives in the table's schema. */
@@ -298,7 +298,7 @@ follow_schema(Oid relid, Oid view)
 		return;
 	}
 	ttl_run_pinned(psprintf("ALTER VIEW %s SET SCHEMA %s", ttl_qualified_name(view),
-						quote_identifier(get_namespace_name(nsp))));
+							quote_identifier(get_namespace_name(nsp))));
 }
 
 /* Everything that follows the table, for one container. */

@@ -258,13 +258,13 @@ ttl_recreate_view(PendingCommand *p, TtlContainer *c)
 	Acl		   *acl = p->view_acl;
 
 	ttl_run_pinned(psprintf("CREATE VIEW %s WITH (%s) AS %s", name, p->view_options,
-						ttl_view_definition_sql(p->relid, NameStr(c->doc_column))));
+							ttl_view_definition_sql(p->relid, NameStr(c->doc_column))));
 	view = get_relname_relid(p->view_name, p->view_nsp);
 	if (!OidIsValid(view))
 		elog(ERROR, "recreated live view %s not found", name);
 	if (owner != GetUserId())
 		ttl_run_pinned(psprintf("ALTER VIEW %s OWNER TO %s", name,
-							quote_identifier(GetUserNameFromId(owner, false))));
+								quote_identifier(GetUserNameFromId(owner, false))));
 	if (acl != NULL)
 	{
 		if (p->view_owner != owner)

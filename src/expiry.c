@@ -30,7 +30,7 @@
  */
 bool
 ttl_doc_expiry_second(Jsonb *doc, bool default_is_null, int32 default_ttl,
-				  int64 *expiry)
+					  int64 *expiry)
 {
 	int64		ts;
 
@@ -99,7 +99,7 @@ ttl_doc_expired_sql(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
 		PG_RETURN_BOOL(false);
 	if (!ttl_doc_expiry_second(PG_GETARG_JSONB_P(0), PG_ARGISNULL(1),
-						   PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &expiry))
+							   PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &expiry))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(expiry <= PG_GETARG_INT64(2));
 }
@@ -110,10 +110,10 @@ ttl_doc_expired_sql(PG_FUNCTION_ARGS)
  */
 Datum
 ttl_expiry_row(FunctionCallInfo fcinfo,
-		   bool default_is_null, int32 default_ttl,
-		   bool item_is_null, int32 item_ttl,
-		   bool ts_is_null, int64 ts,
-		   bool at_is_null, TimestampTz at)
+			   bool default_is_null, int32 default_ttl,
+			   bool item_is_null, int32 item_ttl,
+			   bool ts_is_null, int64 ts,
+			   bool at_is_null, TimestampTz at)
 {
 	TupleDesc	tupdesc;
 	Datum		values[5] = {0};
@@ -180,8 +180,8 @@ Datum
 ttl_calculate(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_DATUM(ttl_expiry_row(fcinfo,
-							   PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0),
-							   PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
-							   PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2),
-							   PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3)));
+								   PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0),
+								   PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
+								   PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2),
+								   PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3)));
 }

@@ -46,8 +46,8 @@ ttl_state(PG_FUNCTION_ARGS)
 	doc = PG_GETARG_JSONB_P(1);
 	ttl_doc_ts_and_ttl(doc, &has_ts, &ts, &item, &item_ttl);
 	PG_RETURN_DATUM(ttl_expiry_row(fcinfo,
-							   c.default_is_null, c.default_ttl,
-							   item != TTL_ITEM_VALID, item_ttl,
-							   !has_ts, ts,
-							   false, ttl_current_time()));
+								   c.default_is_null, c.default_ttl,
+								   item != TTL_ITEM_VALID, item_ttl,
+								   !has_ts, ts,
+								   false, ttl_current_time()));
 }

@@ -58,7 +58,7 @@
 
 void
 ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
-			bool honour_pause, bool use_walk)
+				bool honour_pause, bool use_walk)
 {
 	memset(cur, 0, sizeof(PurgeCursor));
 	cur->use_walk = use_walk;

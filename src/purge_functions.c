@@ -59,9 +59,9 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 									   get_rel_name(relid));
 	PG_RETURN_TEXT_P(cstring_to_text(ttl_batch_statement(table,
-													 quote_identifier(NameStr(c.doc_column)),
-													 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
-													 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)));
+														 quote_identifier(NameStr(c.doc_column)),
+														 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
+														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)));
 }
 
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */

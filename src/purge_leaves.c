@@ -191,7 +191,7 @@ open_purge_index(Relation rel, AttrNumber doc_attno, bool own)
  */
 const char *
 ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
-			DirectLeaf **leaves_out, int *nleaves_out)
+				DirectLeaf **leaves_out, int *nleaves_out)
 {
 	Relation	root;
 	const char *obstacle;

@@ -413,7 +413,7 @@ ttl_purge_round(TtlRoundOps *ops)
 			Oid			relid = lfirst_oid(lc);
 
 			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
-						ops->walks);
+							ops->walks);
 			resume_cursor(ops->resume, &cursors[i]);
 			i++;
 		}
