@@ -1,7 +1,9 @@
 /*
  * stats.c
  *		The purge backlog of a container: ttl.backlog(regclass) and
- *		ttl._backlog(regclass), the latter read by the view ttl.stats.
+ *		ttl._backlog(regclass), the latter read by the view ttl.stats; and
+ *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
+ *		(as the extension's owner, ttl_registry_execute).
  *
  * Reading statistics must never run anything on a user table as the
  * reader: planning a query on a table constant-folds the IMMUTABLE

@@ -1,12 +1,22 @@
 /*
  * ttl.c
  *		Module load: _PG_init() only, which asks each module to set itself up.
- *		The modules, from the bottom up: settings.c (the settings and the
- *		clock), document.c (a document's _ts and ttl), expiry.c (the rules),
- *		registry.c (the containers), run_as.c (SQL as another role),
- *		stamp.c (where a row is stamped), live_view.c and live_filter.c
- *		(where it is hidden), purge_*.c (where it is purged), launcher.c and
- *		worker.c (where purges are scheduled), stats.c, ddl_events.c.
+ *
+ * The modules, from the bottom up (each family with its header; includes
+ * and calls only run down this list, never back up):
+ *   settings.c         the ttl.* settings and the clock (ttl.now)
+ *   document.c         a document's _ts and ttl, validation; accessors.c
+ *   expiry.c           the rules, ttl.calculate; item_functions.c (ttl.state)
+ *   registry.c         the containers: cache, reads, list, purge/policy lock;
+ *                      container_admin.c (the SQL functions that change it)
+ *   run_as.c           SQL as another role with a pinned search_path
+ *   stamp.c            where a row is stamped (the trigger)
+ *   live_view.c        where it is hidden (<table>_live); live_filter.c
+ *   purge_*.c          where it is purged: purge_batch.c, purge_direct.c,
+ *                      purge_leaves.c, purge_round.c, purge_functions.c
+ *   launcher.c         where purges are scheduled: worker_slots.c, worker.c
+ *   stats.c            ttl.purge_stats and the backlog
+ *   ddl_*.c            containers follow ALTER TABLE
  *
  * Locking: none.
  */
