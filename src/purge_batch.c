@@ -170,6 +170,106 @@ try_lock_table_tree(Oid relid)
 }
 
 /*
+ * Take a batch's locks without waiting and read the container's policy
+ * under them.  False, with the cursor busy or done, when there is nothing
+ * to purge now.
+ */
+static bool
+begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
+{
+	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
+	{
+		cur->busy = true;
+		cur->kind = PURGE_DONE;
+		return false;
+	}
+	/* looked up under the lock: a concurrent DROP has finished by now */
+	*relname = get_rel_name(cur->relid);
+	if (*relname == NULL)
+	{
+		cur->kind = PURGE_DONE;
+		return false;
+	}
+
+	/*
+	 * The policy, read under the lock a policy change also takes, as
+	 * committed now (not as the caller's snapshot saw it): a default set to
+	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
+	 */
+	if (!ttl_read_container(cur->relid, policy) ||
+		(cur->honour_pause && policy->paused))
+	{
+		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */
+		return false;
+	}
+	if (policy->default_is_null)
+	{
+		cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The statement path of a batch: the batch statement (ttl_batch_statement)
+ * under purge's planner settings, its counts and last key into *out.  Needs
+ * SPI connected.
+ */
+static void
+statement_batch(PurgeCursor *cur, const char *relname, const char *doc,
+				int64 limit, int64 cutoff, int32 default_ttl,
+				TtlDirectBatch *out)
+{
+	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
+	Datum		values[5];
+	bool		isnull;
+	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
+	char	   *table;
+	char	   *sql;
+	int			guc_level;
+
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
+									   relname);
+	sql = ttl_batch_statement(table, doc, cur->kind, partitioned);
+	values[0] = Int64GetDatum(cur->lower_key);
+	values[1] = Int64GetDatum(cutoff);
+	values[2] = Int64GetDatum(limit);
+	values[3] = Int32GetDatum(default_ttl);
+	values[4] = Int64GetDatum(cur->now_seconds);
+	guc_level = NewGUCNestLevel();
+	ttl_set_purge_plan_options();
+	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
+							  false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "purge statement failed on %s", table);
+	AtEOXact_GUC(true, guc_level);
+	out->found = spi_int64(0, 1, &isnull);
+	out->deleted = spi_int64(0, 2, &isnull);
+	out->last_leaf = InvalidOid;
+	out->last_key = spi_int64(0, 3, &isnull);
+}
+
+/*
+ * Move the cursor past a batch: to where it stopped, or, when its key range
+ * is exhausted, to the next index (or done).
+ */
+static void
+advance_cursor(PurgeCursor *cur, bool exhausted, Oid last_leaf, int64 last_key)
+{
+	if (exhausted)
+	{
+		/* this key range is exhausted: next index, or done */
+		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
+		cur->leaf = InvalidOid;
+		cur->lower_key = PG_INT64_MIN;
+	}
+	else
+	{
+		cur->leaf = last_leaf;
+		cur->lower_key = last_key;
+	}
+}
+
+/*
  * One batch of one container in the current transaction, as the current
  * user (the caller switches to the owner), of at most limit rows (< 0: no
  * limit).  Returns rows deleted; advances the cursor, setting kind =
@@ -179,59 +279,19 @@ static int64
 purge_batch(PurgeCursor *cur, int64 limit)
 {
 	char	   *relname;
-	char	   *nspname;
-	char	   *table;
 	const char *doc;
-	char	   *sql;
-	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
-	Datum		values[5];
-	bool		isnull;
 	TtlContainer policy;
 	int64		default_ttl;
-	int64		found;
-	int64		deleted;
-	Oid			last_leaf;
-	int64		last_key;
 	int64		cutoff;
-	int			guc_level;
-	bool		partitioned;
 	char	   *doc_name;
 	const char *obstacle;
-	TtlDirectBatch direct;
+	TtlDirectBatch batch;
 	bool		want[2];
 	bool		walking;
 	bool		exhausted = false;
 
-	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
-	{
-		cur->busy = true;
-		cur->kind = PURGE_DONE;
+	if (!begin_batch(cur, &relname, &policy))
 		return 0;
-	}
-	/* looked up under the lock: a concurrent DROP has finished by now */
-	relname = get_rel_name(cur->relid);
-	if (relname == NULL)
-	{
-		cur->kind = PURGE_DONE;
-		return 0;
-	}
-
-	/*
-	 * The policy, read under the lock a policy change also takes, as
-	 * committed now (not as the caller's snapshot saw it): a default set to
-	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
-	 */
-	if (!ttl_read_container(cur->relid, &policy) ||
-		(cur->honour_pause && policy.paused))
-	{
-		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */
-		return 0;
-	}
-	if (policy.default_is_null)
-	{
-		cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
-		return 0;
-	}
 	default_ttl = policy.default_ttl;
 	doc_name = pstrdup(NameStr(policy.doc_column));
 	doc = quote_identifier(doc_name);
@@ -247,7 +307,6 @@ purge_batch(PurgeCursor *cur, int64 limit)
 
 	cutoff = (cur->kind == PURGE_INHERITED) ?
 		cur->now_seconds - default_ttl : cur->now_seconds;
-	partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
 	/*
 	 * A walk (no limit, or the procedure's batches) takes both kinds in
 	 * one pass over the table; else one keyset walk of one index.
@@ -258,18 +317,14 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
 								limit, cur->use_walk ? &cur->walk : NULL,
 								cur->walk_cxt,
-								(int32) default_ttl, cur->now_seconds, &direct);
+								(int32) default_ttl, cur->now_seconds, &batch);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
-		found = direct.found;
-		deleted = direct.deleted;
-		last_leaf = direct.last_leaf;
-		last_key = direct.last_key;
 		if (walking)
 		{
-			exhausted = direct.range_done;
+			exhausted = batch.range_done;
 			if (exhausted)
 				cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
 		}
@@ -282,24 +337,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		walking = false;
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
-		nspname = get_namespace_name(get_rel_namespace(cur->relid));
-		table = quote_qualified_identifier(nspname, relname);
-		sql = ttl_batch_statement(table, doc, cur->kind, partitioned);
-		values[0] = Int64GetDatum(cur->lower_key);
-		values[1] = Int64GetDatum(cutoff);
-		values[2] = Int64GetDatum(limit);
-		values[3] = Int32GetDatum((int32) default_ttl);
-		values[4] = Int64GetDatum(cur->now_seconds);
-		guc_level = NewGUCNestLevel();
-		ttl_set_purge_plan_options();
-		if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
-								  false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "purge statement failed on %s", table);
-		AtEOXact_GUC(true, guc_level);
-		found = spi_int64(0, 1, &isnull);
-		deleted = spi_int64(0, 2, &isnull);
-		last_leaf = InvalidOid;
-		last_key = spi_int64(0, 3, &isnull);
+		statement_batch(cur, relname, doc, limit, cutoff, (int32) default_ttl, &batch);
 	}
 	SPI_finish();
 
@@ -309,23 +347,12 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * again: the range is done for this walk too.
 	 */
 	if (!walking)
-		exhausted = limit < 0 || found < limit ||
-			(deleted == 0 && last_leaf == cur->leaf && last_key == cur->lower_key);
-
-	if (exhausted)
-	{
-		/* this key range is exhausted: next index, or done */
-		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
-		cur->leaf = InvalidOid;
-		cur->lower_key = PG_INT64_MIN;
-	}
-	else
-	{
-		cur->leaf = last_leaf;
-		cur->lower_key = last_key;
-	}
-	cur->deleted += deleted;
-	return deleted;
+		exhausted = limit < 0 || batch.found < limit ||
+			(batch.deleted == 0 && batch.last_leaf == cur->leaf &&
+			 batch.last_key == cur->lower_key);
+	advance_cursor(cur, exhausted, batch.last_leaf, batch.last_key);
+	cur->deleted += batch.deleted;
+	return batch.deleted;
 }
 
 /*
