@@ -1,8 +1,10 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
 MODULE_big = ttl
-OBJS = src/ttl.o src/expiry.o src/trigger.o src/catalog.o src/purge.o src/purge_direct.o src/live_view.o \
-       src/ddl_events.o src/stats.o \
-       src/launcher.o src/worker.o src/accessors.o
+OBJS = src/ttl.o src/settings.o src/document.o src/expiry.o src/item_functions.o \
+       src/stamp.o src/registry.o src/container_admin.o src/run_as.o \
+       src/live_view.o src/live_filter.o \
+       src/purge_functions.o src/purge_batch.o src/purge_direct.o src/purge_leaves.o src/purge_round.o \
+       src/ddl_events.o src/ddl_follow.o src/ddl_view.o src/stats.o src/launcher.o src/worker_slots.o src/worker.o src/accessors.o
 EXTENSION = ttl
 DATA = ttl--1.0.sql ttl--1.0--1.1.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"

@@ -13,12 +13,14 @@
  *
  * Locking: none.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
+
+#include "document.h"
 
 /* The value of a key of an object, or NULL. */
 static JsonbValue *

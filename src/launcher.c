@@ -1,23 +1,15 @@
 /*
  * launcher.c
  *		The ttl launcher: a static background worker that keeps one purge
- *		worker (worker.c) per database, and the shared memory that lets
- *		DROP DATABASE stop that worker first.
+ *		worker (worker.c) per database.  The shared memory that lets DROP
+ *		DATABASE stop that worker first is in worker_slots.c.
  *
- * Locking: TtlShared->mutex (a spinlock) guards the slot array and the
- * list of blocked databases.  A slot is claimed by a worker at start and
- * released by its exit callback.  A backend about to run DROP DATABASE,
- * ALTER DATABASE ... RENAME or CREATE DATABASE ... TEMPLATE blocks that
- * database for the duration of the command (no worker may start there),
- * stops its worker and waits for it, so the command never finds our
- * worker connected; the block is lifted when the command ends.  It does so
- * only when core's permission checks for that command will pass, so no
- * role can stop a worker with a command it may not run.  The
- * launcher holds no locks while it sleeps; it reads pg_database in a short
- * transaction each round.  It starts only once recovery has finished, so a
- * hot standby never purges, and a promoted one starts.
+ * Locking: the launcher holds no locks while it sleeps; it reads
+ * pg_database in a short transaction each round.  It starts only once
+ * recovery has finished, so a hot standby never purges, and a promoted one
+ * starts.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/heapam.h"
 #include "access/htup_details.h"
@@ -25,53 +17,22 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
-#include "commands/dbcommands.h"
-#include "commands/defrem.h"
-#include "access/xact.h"
 #include "utils/acl.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
-#include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
-#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-typedef struct TtlWorkerSlot
-{
-	Oid			dboid;
-	pid_t		pid;
-} TtlWorkerSlot;
-
-#define TTL_MAX_BLOCKED 16
-
-typedef struct TtlBlockedDatabase
-{
-	Oid			dboid;
-	pid_t		by_pid;			/* the backend running the command */
-} TtlBlockedDatabase;
-
-typedef struct TtlShared
-{
-	slock_t		mutex;
-	TtlBlockedDatabase blocked[TTL_MAX_BLOCKED];
-	int			nslots;
-	TtlWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
-} TtlShared;
-
-static TtlShared *ttl_shared = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-static ProcessUtility_hook_type prev_process_utility_hook = NULL;
+#include "scheduler.h"
+#include "settings.h"
 
 typedef struct LaunchedWorker
 {
@@ -80,376 +41,13 @@ typedef struct LaunchedWorker
 	TimestampTz launched_at;
 } LaunchedWorker;
 
-static Size
-ttl_shared_size(void)
-{
-	return add_size(offsetof(TtlShared, slots),
-					mul_size(max_worker_processes, sizeof(TtlWorkerSlot)));
-}
-
-static void
-ttl_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(ttl_shared_size());
-}
-
-static void
-ttl_shmem_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	ttl_shared = ShmemInitStruct("ttl", ttl_shared_size(), &found);
-	if (!found)
-	{
-		SpinLockInit(&ttl_shared->mutex);
-		memset(ttl_shared->blocked, 0, sizeof(ttl_shared->blocked));
-		ttl_shared->nslots = max_worker_processes;
-		memset(ttl_shared->slots, 0, sizeof(TtlWorkerSlot) * max_worker_processes);
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-static void
-release_worker_slot(int code, Datum arg)
-{
-	int			i = DatumGetInt32(arg);
-
-	SpinLockAcquire(&ttl_shared->mutex);
-	ttl_shared->slots[i].dboid = InvalidOid;
-	ttl_shared->slots[i].pid = 0;
-	SpinLockRelease(&ttl_shared->mutex);
-}
-
-/* Whether a command blocks workers for this database; caller holds mutex. */
-static bool
-database_blocked_locked(Oid dboid)
-{
-	int			i;
-
-	for (i = 0; i < TTL_MAX_BLOCKED; i++)
-	{
-		TtlBlockedDatabase *b = &ttl_shared->blocked[i];
-
-		if (b->dboid == dboid && b->by_pid != 0)
-			return true;
-	}
-	return false;
-}
-
-static bool
-database_blocked(Oid dboid)
-{
-	bool		blocked;
-
-	SpinLockAcquire(&ttl_shared->mutex);
-	blocked = database_blocked_locked(dboid);
-	SpinLockRelease(&ttl_shared->mutex);
-	return blocked;
-}
-
-/*
- * Called by a worker: record that it serves this database.  False when
- * another worker serves it already, or a command has blocked it.
- */
-bool
-ttl_claim_worker_slot(Oid dboid)
-{
-	int			i;
-	int			free_slot = -1;
-
-	SpinLockAcquire(&ttl_shared->mutex);
-	if (database_blocked_locked(dboid))
-	{
-		SpinLockRelease(&ttl_shared->mutex);
-		return false;
-	}
-	for (i = 0; i < ttl_shared->nslots; i++)
-	{
-		if (ttl_shared->slots[i].dboid == dboid && ttl_shared->slots[i].pid != 0)
-		{
-			SpinLockRelease(&ttl_shared->mutex);
-			return false;		/* another worker serves it already */
-		}
-		if (free_slot < 0 && ttl_shared->slots[i].pid == 0)
-			free_slot = i;
-	}
-	if (free_slot >= 0)
-	{
-		ttl_shared->slots[free_slot].dboid = dboid;
-		ttl_shared->slots[free_slot].pid = MyProcPid;
-	}
-	SpinLockRelease(&ttl_shared->mutex);
-	if (free_slot < 0)
-		return false;
-	on_shmem_exit(release_worker_slot, Int32GetDatum(free_slot));
-	return true;
-}
-
-static pid_t
-worker_pid_for(Oid dboid)
-{
-	pid_t		pid = 0;
-	int			i;
-
-	SpinLockAcquire(&ttl_shared->mutex);
-	for (i = 0; i < ttl_shared->nslots; i++)
-		if (ttl_shared->slots[i].dboid == dboid && ttl_shared->slots[i].pid != 0)
-			pid = ttl_shared->slots[i].pid;
-	SpinLockRelease(&ttl_shared->mutex);
-	return pid;
-}
-
-/* At backend exit (also FATAL): lift any block this backend still holds. */
-static void
-unblock_my_databases(int code, Datum arg)
-{
-	int			i;
-
-	SpinLockAcquire(&ttl_shared->mutex);
-	for (i = 0; i < TTL_MAX_BLOCKED; i++)
-	{
-		if (ttl_shared->blocked[i].by_pid == MyProcPid)
-		{
-			ttl_shared->blocked[i].dboid = InvalidOid;
-			ttl_shared->blocked[i].by_pid = 0;
-		}
-	}
-	SpinLockRelease(&ttl_shared->mutex);
-}
-
-static int
-block_database(Oid dboid)
-{
-	static bool exit_callback_registered = false;
-	int			i;
-	int			slot = -1;
-
-	if (!exit_callback_registered)
-	{
-		before_shmem_exit(unblock_my_databases, (Datum) 0);
-		exit_callback_registered = true;
-	}
-	SpinLockAcquire(&ttl_shared->mutex);
-	for (i = 0; i < TTL_MAX_BLOCKED; i++)
-	{
-		if (ttl_shared->blocked[i].by_pid == 0)
-		{
-			ttl_shared->blocked[i].dboid = dboid;
-			ttl_shared->blocked[i].by_pid = MyProcPid;
-			slot = i;
-			break;
-		}
-	}
-	SpinLockRelease(&ttl_shared->mutex);
-	return slot;
-}
-
-static void
-unblock_database(int slot)
-{
-	SpinLockAcquire(&ttl_shared->mutex);
-	ttl_shared->blocked[slot].dboid = InvalidOid;
-	ttl_shared->blocked[slot].by_pid = 0;
-	SpinLockRelease(&ttl_shared->mutex);
-}
-
-/*
- * Stop the worker of a database and wait (bounded) until it has gone.  The
- * database is blocked first, so no new worker can take its place.
- */
-static void
-stop_database_worker(Oid dboid)
-{
-	pid_t		pid;
-	pid_t		signalled = 0;
-	int			waited_ms = 0;
-
-	while ((pid = worker_pid_for(dboid)) != 0 && waited_ms < 10000)
-	{
-		if (pid != signalled)
-		{
-			(void) kill(pid, SIGTERM);
-			signalled = pid;
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		waited_ms += 10;
-	}
-}
-
-static bool
-database_is_template(Oid dboid)
-{
-	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-	bool		istemplate;
-
-	if (!HeapTupleIsValid(tup))
-		return false;
-	istemplate = ((Form_pg_database) GETSTRUCT(tup))->datistemplate;
-	ReleaseSysCache(tup);
-	return istemplate;
-}
-
-/* Whether an option is given twice (core refuses such a command). */
-static bool
-has_duplicate_option(List *options)
-{
-	ListCell   *lc;
-	ListCell   *lc2;
-
-	foreach(lc, options)
-	{
-		for_each_cell(lc2, options, lnext(options, lc))
-		{
-			if (strcmp(((DefElem *) lfirst(lc))->defname,
-					   ((DefElem *) lfirst(lc2))->defname) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Whether core would let the current user clone dboid with this CREATE
- * DATABASE: the checks of createdb() that come before it looks for other
- * connections to the template (commands/dbcommands.c).  CREATEDB; the
- * right to become the new database's owner; and, for a template not marked
- * datistemplate, owning it (a superuser passes both).
- */
-static bool
-may_clone_database(CreatedbStmt *stmt, Oid dboid)
-{
-	ListCell   *lc;
-
-	if (!have_createdb_privilege())
-		return false;
-	foreach(lc, stmt->options)
-	{
-		DefElem    *opt = (DefElem *) lfirst(lc);
-
-		if (strcmp(opt->defname, "owner") == 0 && opt->arg != NULL)
-		{
-			Oid			owner = get_role_oid(defGetString(opt), true);
-
-			if (!OidIsValid(owner) || !is_member_of_role(GetUserId(), owner))
-				return false;
-		}
-	}
-	return database_is_template(dboid) || pg_database_ownercheck(dboid, GetUserId());
-}
-
-/*
- * Whether core would let the current user drop or rename dboid: the
- * checks of dropdb() and RenameDatabase() that come before they look for
- * other connections.  Both need ownership and refuse the current
- * database; dropping refuses a template; renaming also needs CREATEDB and
- * a free new name.
- */
-static bool
-may_drop_or_rename_database(Node *stmt, Oid dboid)
-{
-	if (dboid == MyDatabaseId || !pg_database_ownercheck(dboid, GetUserId()))
-		return false;
-	if (IsA(stmt, RenameStmt))
-		return have_createdb_privilege() &&
-			!OidIsValid(get_database_oid(((RenameStmt *) stmt)->newname, true));
-	return !database_is_template(dboid);
-}
-
-/*
- * The database a utility command needs to itself (no other connection),
- * when the current user may run that command on it; else InvalidOid.
- */
-static Oid
-database_needed_alone(Node *stmt)
-{
-	const char *dbname = NULL;
-	Oid			dboid;
-
-	if (IsA(stmt, DropdbStmt))
-		dbname = ((DropdbStmt *) stmt)->dbname;
-	else if (IsA(stmt, RenameStmt) &&
-			 ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
-		dbname = ((RenameStmt *) stmt)->subname;
-	else if (IsA(stmt, CreatedbStmt))
-	{
-		ListCell   *lc;
-
-		foreach(lc, ((CreatedbStmt *) stmt)->options)
-		{
-			DefElem    *opt = (DefElem *) lfirst(lc);
-
-			if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
-				dbname = defGetString(opt);
-		}
-		if (has_duplicate_option(((CreatedbStmt *) stmt)->options))
-			return InvalidOid;	/* conflicting options: core refuses */
-	}
-	if (dbname == NULL || IsTransactionBlock())
-		return InvalidOid;		/* not ours, or it will fail anyway */
-	dboid = get_database_oid(dbname, true);
-	if (!OidIsValid(dboid))
-		return InvalidOid;
-
-	/*
-	 * Never let a role stop the worker for a command that core will refuse
-	 * it: a role with CREATEDB alone could otherwise kill any database's
-	 * worker again and again with CREATE DATABASE x TEMPLATE victim.
-	 */
-	if (IsA(stmt, CreatedbStmt) ?
-		!may_clone_database((CreatedbStmt *) stmt, dboid) :
-		!may_drop_or_rename_database(stmt, dboid))
-		return InvalidOid;
-	return dboid;
-}
-
-static void
-ttl_process_utility(PlannedStmt *pstmt, const char *queryString,
-					bool readOnlyTree, ProcessUtilityContext context,
-					ParamListInfo params, QueryEnvironment *queryEnv,
-					DestReceiver *dest, QueryCompletion *qc)
-{
-	Oid			dboid = ttl_shared ? database_needed_alone(pstmt->utilityStmt) : InvalidOid;
-	int			block = OidIsValid(dboid) ? block_database(dboid) : -1;
-
-	PG_TRY();
-	{
-		if (block >= 0)
-			stop_database_worker(dboid);
-		if (prev_process_utility_hook)
-			prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
-									  params, queryEnv, dest, qc);
-		else
-			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-									params, queryEnv, dest, qc);
-	}
-	PG_FINALLY();
-	{
-		if (block >= 0)
-			unblock_database(block);
-	}
-	PG_END_TRY();
-}
-
 /* From _PG_init, when loaded by shared_preload_libraries. */
 void
 ttl_register_launcher(void)
 {
 	BackgroundWorker worker;
 
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = ttl_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = ttl_shmem_startup;
-	prev_process_utility_hook = ProcessUtility_hook;
-	ProcessUtility_hook = ttl_process_utility;
+	ttl_install_worker_slot_hooks();
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -530,7 +128,7 @@ launch_round(HTAB *launched)
 		bool		found;
 		pid_t		pid;
 
-		if (database_blocked(dboid))
+		if (ttl_database_blocked(dboid))
 			continue;			/* a command needs it to itself */
 		entry = hash_search(launched, &dboid, HASH_ENTER, &found);
 		if (found && entry->handle != NULL &&

@@ -44,7 +44,7 @@
  * locks cover the planner stage).  The relcache's copy of the view's query
  * is only read.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/relation.h"
 #include "catalog/namespace.h"
@@ -63,6 +63,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+
+#include "live_view.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;

@@ -4,7 +4,7 @@
  *		and delete each with table_tuple_delete(wait = false), the way the
  *		executor's DELETE would, minus what it cannot need here.
  *
- * Why: the statement path (purge.c) must first lock its batch FOR UPDATE
+ * Why: the statement path (purge_batch.c) must first lock its batch FOR UPDATE
  * SKIP LOCKED, which writes a WAL record and dirties the page once per row
  * before the DELETE writes another, then fetches every row again by TID.
  * A delete that does not wait gives the same "skip what others hold"
@@ -21,8 +21,9 @@
  * each page once, in physical order, like a bitmap heap scan; the
  * procedure's batches take the walk in turn and it ends with the CALL.
  *
- * It applies only when a plain DELETE would do nothing but delete: a plain
- * table without inheritance children, or a partitioned one whose leaves are
+ * It applies only when a plain DELETE would do nothing but delete
+ * (purge_leaves.c decides and opens what it walks): a plain table without
+ * inheritance children, or a partitioned one whose leaves are
  * all plain tables; no DELETE triggers (foreign keys pointing at the table
  * are triggers too), no rules, no row security that applies to the owner,
  * DELETE and SELECT granted, and valid purge indexes on every leaf.
@@ -36,17 +37,15 @@
  * sees just before it is deleted; a version changed since that snapshot
  * fails to delete and is skipped.
  */
-#include "ttl.h"
+#include "postgres.h"
+#include "postgres.h"
 
 #include "access/genam.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/pg_am.h"
-#include "catalog/pg_class.h"
 #include "catalog/namespace.h"
-#include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "commands/comment.h"
 #include "commands/trigger.h"
@@ -61,162 +60,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
-#define TTL_PURGE_INDEX_COMMENT "ttl purge index"
-
-/*
- * Why a DELETE statement is needed for this table (a plain table, or the
- * root of a partitioned one), or NULL when direct deletes do exactly what
- * it would.
- */
-static const char *
-relation_obstacle(Relation rel)
-{
-	TriggerDesc *trig = rel->trigdesc;
-	Oid			relid = RelationGetRelid(rel);
-
-	if (trig && (trig->trig_delete_before_row || trig->trig_delete_after_row ||
-				 trig->trig_delete_instead_row ||
-				 trig->trig_delete_before_statement ||
-				 trig->trig_delete_after_statement ||
-				 trig->trig_delete_old_table))
-		return "it has DELETE triggers or is referenced by a foreign key";
-	if (rel->rd_rules != NULL)
-		return "it has rules";
-	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
-		return "row-level security applies to its owner";
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_DELETE) != ACLCHECK_OK ||
-		pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		return "its owner lacks DELETE or SELECT on it";
-	return NULL;
-}
-
-/*
- * The leaves to walk, in OID order (a plain table is its own leaf), or NIL
- * with *obstacle set.  The caller holds locks on all of them.
- */
-static List *
-direct_leaves(Relation root, const char **obstacle)
-{
-	Oid			relid = RelationGetRelid(root);
-	List	   *leaves = NIL;
-	ListCell   *lc;
-
-	*obstacle = NULL;
-	if (root->rd_rel->relkind == RELKIND_RELATION)
-	{
-		if (root->rd_rel->relhassubclass)
-			*obstacle = "it has inheritance children";
-		else
-			*obstacle = relation_obstacle(root);
-		return *obstacle ? NIL : list_make1_oid(relid);
-	}
-	if (root->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
-	{
-		*obstacle = "it is not a table";
-		return NIL;
-	}
-	*obstacle = relation_obstacle(root);
-	if (*obstacle)
-		return NIL;
-	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
-	{
-		Oid			child = lfirst_oid(lc);
-		char		relkind = get_rel_relkind(child);
-		Relation	rel;
-
-		if (relkind == RELKIND_PARTITIONED_TABLE)
-			continue;
-		if (relkind != RELKIND_RELATION)
-		{
-			*obstacle = "a partition is not a plain table";
-			return NIL;
-		}
-		/* held already, unless attached since the caller locked the tree */
-		if (!ConditionalLockRelationOid(child, RowExclusiveLock))
-		{
-			*obstacle = "a partition attached meanwhile is locked";
-			return NIL;
-		}
-		rel = table_open(child, NoLock);
-		*obstacle = relation_obstacle(rel);
-		table_close(rel, NoLock);
-		if (*obstacle)
-			return NIL;
-		leaves = lappend_oid(leaves, child);
-	}
-	list_sort(leaves, list_oid_cmp);
-	return leaves;
-}
-
-/*
- * Whether index is a ttl purge index of the wanted kind on doc_attno: a
- * valid btree on ttl.doc_expiry(doc) (own) or ttl.doc_ts(doc) (inherited),
- * marked by ttl.enable's comment, itself or (on a partition) the
- * partitioned index it belongs to.  The comment vouches for the predicate.
- */
-static bool
-is_purge_index(Relation index, AttrNumber doc_attno, bool own)
-{
-	List	   *exprs;
-	FuncExpr   *func;
-	Var		   *arg;
-	List	   *ancestors;
-	char	   *comment;
-
-	if (index->rd_rel->relam != BTREE_AM_OID ||
-		index->rd_index->indnatts != 1 ||
-		!index->rd_index->indisvalid ||
-		index->rd_index->indkey.values[0] != 0)
-		return false;
-	exprs = RelationGetIndexExpressions(index);
-	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
-		return false;
-	func = (FuncExpr *) linitial(exprs);
-	if (list_length(func->args) != 1 || !IsA(linitial(func->args), Var))
-		return false;
-	arg = (Var *) linitial(func->args);
-	if (arg->varattno != doc_attno ||
-		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false) ||
-		strcmp(get_func_name(func->funcid), own ? "doc_expiry" : "doc_ts") != 0)
-		return false;
-	ancestors = index->rd_rel->relispartition ?
-		get_partition_ancestors(RelationGetRelid(index)) : NIL;
-	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
-						 RelationRelationId, 0);
-	return comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0;
-}
-
-/* The purge index of that kind, opened and locked, or NULL. */
-static Relation
-open_purge_index(Relation rel, AttrNumber doc_attno, bool own)
-{
-	ListCell   *lc;
-
-	foreach(lc, RelationGetIndexList(rel))
-	{
-		Oid			indexoid = lfirst_oid(lc);
-		Relation	index;
-
-		if (!ConditionalLockRelationOid(indexoid, AccessShareLock))
-			continue;
-		index = index_open(indexoid, NoLock);
-		if (is_purge_index(index, doc_attno, own))
-			return index;
-		index_close(index, NoLock);
-	}
-	return NULL;
-}
-
-/* One leaf with the purge indexes needed (inherited, own), ready to walk. */
-typedef struct DirectLeaf
-{
-	Relation	rel;
-	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
-	AttrNumber	doc_attno;
-} DirectLeaf;
+#include "expiry.h"
+#include "purge_internal.h"
 
 /* What all the deletes of one direct batch share. */
 typedef struct DirectRun
@@ -519,68 +366,6 @@ take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 	return false;
 }
 
-/*
- * Open the leaves, each with the purge indexes wanted, all or nothing.
- * Returns why the direct path does not apply, or NULL.
- */
-static const char *
-open_leaves(Oid relid, const char *doc_column, const bool *want,
-			DirectLeaf **leaves_out, int *nleaves_out)
-{
-	Relation	root;
-	const char *obstacle;
-	List	   *leaf_oids;
-	DirectLeaf *leaves;
-	int			nleaves = 0;
-	ListCell   *lc;
-
-	/* the caller holds RowExclusiveLock on the table and its partitions */
-	root = table_open(relid, NoLock);
-	leaf_oids = direct_leaves(root, &obstacle);
-	table_close(root, NoLock);
-	*leaves_out = leaves = palloc0(sizeof(DirectLeaf) * Max(list_length(leaf_oids), 1));
-	*nleaves_out = 0;
-	if (obstacle)
-		return obstacle;
-
-	foreach(lc, leaf_oids)
-	{
-		DirectLeaf *leaf = &leaves[nleaves];
-		int			kind;
-
-		leaf->rel = table_open(lfirst_oid(lc), NoLock);
-		*nleaves_out = ++nleaves;
-		leaf->doc_attno = get_attnum(RelationGetRelid(leaf->rel), doc_column);
-		if (leaf->doc_attno == InvalidAttrNumber)
-			return "its document column is missing";
-		for (kind = 0; kind < 2; kind++)
-		{
-			if (want[kind] &&
-				(leaf->index[kind] = open_purge_index(leaf->rel, leaf->doc_attno,
-													  kind == 1)) == NULL)
-				return "its purge index is missing, invalid or locked";
-		}
-		/* a published table without a replica identity cannot DELETE either */
-		CheckCmdReplicaIdentity(leaf->rel, CMD_DELETE);
-	}
-	return NULL;
-}
-
-static void
-close_leaves(DirectLeaf *leaves, int nleaves)
-{
-	int			i;
-	int			kind;
-
-	for (i = 0; i < nleaves; i++)
-	{
-		for (kind = 0; kind < 2; kind++)
-			if (leaves[i].index[kind])
-				index_close(leaves[i].index[kind], NoLock);
-		table_close(leaves[i].rel, NoLock);
-	}
-}
-
 /* A statement's snapshot and command id, as SPI gives the statement path. */
 static void
 begin_run(DirectRun *run, int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
@@ -639,10 +424,10 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	memset(out, 0, sizeof(TtlDirectBatch));
 	out->last_leaf = start_leaf;
 	out->last_key = lower_key;
-	obstacle = open_leaves(relid, doc_column, want, &leaves, &nleaves);
+	obstacle = ttl_open_leaves(relid, doc_column, want, &leaves, &nleaves);
 	if (obstacle != NULL)
 	{
-		close_leaves(leaves, nleaves);
+		ttl_close_leaves(leaves, nleaves);
 		return obstacle;
 	}
 	begin_run(&run, default_ttl, now_seconds, out);
@@ -682,6 +467,6 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 		}
 	}
 	end_run(&run);
-	close_leaves(leaves, nleaves);
+	ttl_close_leaves(leaves, nleaves);
 	return obstacle;
 }

@@ -1,7 +1,9 @@
 /*
  * stats.c
  *		The purge backlog of a container: ttl.backlog(regclass) and
- *		ttl._backlog(regclass), the latter read by the view ttl.stats.
+ *		ttl._backlog(regclass), the latter read by the view ttl.stats; and
+ *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
+ *		(as the extension's owner, ttl_registry_execute).
  *
  * Reading statistics must never run anything on a user table as the
  * reader: planning a query on a table constant-folds the IMMUTABLE
@@ -21,7 +23,7 @@
  * checked again once it is held, so a concurrent DROP gives NULLs rather
  * than an error.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -37,6 +39,11 @@
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
+
+#include "registry.h"
+#include "run_as.h"
+#include "settings.h"
+#include "stats.h"
 
 /* Each purge index is walked for at most this many rows (as in 1.0). */
 #define BACKLOG_WALK_LIMIT "1000000"
@@ -282,4 +289,32 @@ ttl_backlog_if_readable(PG_FUNCTION_ARGS)
 
 	container_backlog(PG_GETARG_OID(0), false, &b);
 	return backlog_datum(fcinfo, &b);
+}
+
+/* Add a purge's outcome to ttl.purge_stats (as the extension's owner). */
+void
+ttl_record_purge(Oid relid, int64 deleted, const char *error)
+{
+	Oid			argtypes[3] = {OIDOID, INT8OID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	static SPIPlanPtr plan = NULL;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int64GetDatum(deleted);
+	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
+	if (error == NULL)
+		nulls[2] = 'n';
+	ttl_registry_execute(
+		"INSERT INTO ttl.purge_stats AS s"
+		" (relid, rows_purged, last_purge_at, last_error, last_error_at)"
+		" SELECT $1, $2, CASE WHEN $3 IS NULL THEN ttl.now() END, $3,"
+		"  CASE WHEN $3 IS NOT NULL THEN ttl.now() END"
+		" WHERE EXISTS (SELECT FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1)"
+		" ON CONFLICT (relid) DO UPDATE SET"
+		"  rows_purged = s.rows_purged OPERATOR(pg_catalog.+) $2,"
+		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
+		"  last_error = $3,"
+		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
+		3, argtypes, values, nulls, &plan);
 }

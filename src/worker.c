@@ -7,13 +7,13 @@
  *
  * Security: it connects as the bootstrap superuser, pins search_path to
  * pg_catalog, pg_temp for its whole life, lists containers in C and runs
- * each batch as the table's owner (purge.c).
+ * each batch as the table's owner (purge_batch.c).
  *
- * Locking: only what purge.c takes, one short transaction per batch.  The
+ * Locking: only what purge_batch.c takes, one short transaction per batch.  The
  * worker holds no snapshot and no lock while it sleeps.  SIGHUP reloads the
  * settings (ttl.enabled off ends a round at the next batch); SIGTERM ends it.
  */
-#include "ttl.h"
+#include "postgres.h"
 
 #include "access/xact.h"
 #include "commands/extension.h"
@@ -27,6 +27,10 @@
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/snapmgr.h"
+
+#include "purge.h"
+#include "scheduler.h"
+#include "settings.h"
 
 static HTAB *resume_points = NULL;
 
@@ -52,7 +56,7 @@ worker_begin(void)
 {
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	/* whatever the database's defaults: see purge.c */
+	/* whatever the database's defaults: see purge_batch.c */
 	XactIsoLevel = XACT_READ_COMMITTED;
 	XactReadOnly = false;
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -125,7 +129,7 @@ ttl_worker_main(Datum arg)
 	/*
 	 * The worker is the bootstrap superuser: whatever the database's or the
 	 * role's setting (lower sources than this one), nothing it runs
-	 * resolves a name through a schema users can create in (purge.c also
+	 * resolves a name through a schema users can create in (purge_batch.c also
 	 * pins it per statement).  Not PGC_S_OVERRIDE: that would also defeat
 	 * the SET search_path clause of an owner's trigger function.
 	 */

@@ -1,0 +1,351 @@
+/*
+ * document.c
+ *		Reading "_ts" and "ttl" out of a jsonb document without raising, the
+ *		index accessors ttl.doc_ts() and ttl.doc_ttl(), and the validation of
+ *		a document (ttl._validate()) with the same errors as the stamping
+ *		trigger (stamp.c), shared by it, ttl.enable() and ttl.state().
+ *
+ * Locking: none.  Nothing here may raise on document content except the
+ * validation, which does so on purpose: the view's filter and the index
+ * accessors must accept any document, including rows written before the
+ * trigger existed.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "document.h"
+
+/*
+ * Numeric storage, as laid out by utils/adt/numeric.c.  Reading it directly
+ * turns a JSON integer into an int64 without allocation or error paths,
+ * which is what a per-row filter needs.  Only integral values are accepted.
+ */
+#define NUM_BASE				10000
+#define NUM_SIGN_MASK			0xC000
+#define NUM_NEG					0x4000
+#define NUM_SHORT				0x8000
+#define NUM_SPECIAL				0xC000
+#define NUM_SHORT_SIGN_MASK		0x2000
+#define NUM_SHORT_WEIGHT_SIGN	0x0040
+#define NUM_SHORT_WEIGHT_MASK	0x003F
+
+bool
+ttl_numeric_to_int64(Numeric num, int64 *result)
+{
+	const char *data = VARDATA_ANY(num);
+	int			len = VARSIZE_ANY_EXHDR(num);
+	uint16		header;
+	bool		negative;
+	int			weight;
+	const char *digits;
+	int			ndigits;
+	uint64		acc = 0;
+	int			i;
+
+	if (len < (int) sizeof(uint16))
+		return false;
+	memcpy(&header, data, sizeof(uint16));
+	if ((header & NUM_SIGN_MASK) == NUM_SPECIAL)
+		return false;			/* NaN, +-Infinity */
+	if (header & NUM_SHORT)
+	{
+		negative = (header & NUM_SHORT_SIGN_MASK) != 0;
+		weight = (header & NUM_SHORT_WEIGHT_SIGN) ?
+			(int) (~NUM_SHORT_WEIGHT_MASK | (header & NUM_SHORT_WEIGHT_MASK)) :
+			(int) (header & NUM_SHORT_WEIGHT_MASK);
+		digits = data + sizeof(uint16);
+		ndigits = (len - sizeof(uint16)) / sizeof(int16);
+	}
+	else
+	{
+		int16		w;
+
+		if (len < (int) (2 * sizeof(uint16)))
+			return false;
+		negative = (header & NUM_SIGN_MASK) == NUM_NEG;
+		memcpy(&w, data + sizeof(uint16), sizeof(int16));
+		weight = w;
+		digits = data + 2 * sizeof(uint16);
+		ndigits = (len - 2 * sizeof(uint16)) / sizeof(int16);
+	}
+
+	for (i = 0; i < ndigits; i++)
+	{
+		int16		d;
+
+		memcpy(&d, digits + i * sizeof(int16), sizeof(int16));
+		if (i > weight)
+		{
+			if (d != 0)
+				return false;	/* a fractional part */
+			continue;
+		}
+		if (acc > (PG_UINT64_MAX - d) / NUM_BASE)
+			return false;
+		acc = acc * NUM_BASE + d;
+	}
+	/* digit groups omitted at the end stand for zeros up to the weight */
+	for (i = Max(ndigits, 0); i <= weight; i++)
+	{
+		if (acc > PG_UINT64_MAX / NUM_BASE)
+			return false;
+		acc *= NUM_BASE;
+	}
+
+	if (negative)
+	{
+		if (acc > (uint64) PG_INT64_MAX + 1)
+			return false;
+		*result = (acc == (uint64) PG_INT64_MAX + 1) ? PG_INT64_MIN : -(int64) acc;
+	}
+	else
+	{
+		if (acc > (uint64) PG_INT64_MAX)
+			return false;
+		*result = (int64) acc;
+	}
+	return true;
+}
+
+/* Classify a root "ttl" value: -1 and 1..INT32_MAX are the valid ones. */
+TtlItemState
+ttl_item_ttl_value(const JsonbValue *v, int32 *ttl)
+{
+	int64		n;
+
+	if (v->type != jbvNumeric ||
+		!ttl_numeric_to_int64(v->val.numeric, &n) ||
+		!ttl_is_valid_ttl(n))
+		return TTL_ITEM_INVALID;
+	*ttl = (int32) n;
+	return TTL_ITEM_VALID;
+}
+
+/* A valid time-to-live, for an item as for a container: -1 or 1..INT32_MAX. */
+bool
+ttl_is_valid_ttl(int64 ttl)
+{
+	return ttl == -1 || (ttl >= 1 && ttl <= PG_INT32_MAX);
+}
+
+/* A JSON value as text for an error message, cut to a readable length. */
+char *
+ttl_jsonb_value_text(const JsonbValue *v)
+{
+	char	   *text;
+
+	if (v->type == jbvBinary)
+		text = JsonbToCString(NULL, v->val.binary.data, v->val.binary.len);
+	else
+	{
+		Jsonb	   *j = JsonbValueToJsonb((JsonbValue *) v);
+
+		text = JsonbToCString(NULL, &j->root, VARSIZE(j));
+	}
+	if (strlen(text) > 64)
+	{
+		/* cut at a character boundary: never inside a multibyte character */
+		int			len = pg_mbcliplen(text, strlen(text), 60);
+
+		strcpy(text + len, "...");
+	}
+	return text;
+}
+
+/*
+ * Read the root "_ts" and "ttl" in one short pass.  jsonb sorts keys by
+ * length, then bytes, so the 3-byte keys come right after the few 1- and
+ * 2-byte ones: walking the key entries from the start (summing lengths, no
+ * binary search, no repeated offset look-ups) reaches both at once.  This
+ * is the per-row work of the view's filter.
+ */
+void
+ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int32 *ttl)
+{
+	JsonbContainer *c = &doc->root;
+	int			count;
+	const char *base;
+	uint32		off = 0;
+	int			i;
+
+	*has_ts = false;
+	*item = TTL_ITEM_ABSENT;
+	if (!JB_ROOT_IS_OBJECT(doc))
+		return;
+	count = JsonContainerSize(c);
+	base = (const char *) &c->children[2 * count];
+
+	for (i = 0; i < count; i++)
+	{
+		JEntry		je = c->children[i];
+		uint32		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
+		const char *key = base + off;
+		int			vindex;
+		int64		n;
+
+		if (end - off > 3)
+			break;				/* past the 3-byte keys */
+		off = end;
+		if (end - (key - base) != 3 ||
+			(memcmp(key, "_ts", 3) != 0 && memcmp(key, "ttl", 3) != 0))
+			continue;
+		vindex = i + count;
+		if (!JBE_ISNUMERIC(c->children[vindex]))
+		{
+			if (key[0] == 't')
+				*item = TTL_ITEM_INVALID;
+			continue;
+		}
+		if (!ttl_numeric_to_int64((Numeric) (base + INTALIGN(getJsonbOffset(c, vindex))), &n))
+		{
+			if (key[0] == 't')
+				*item = TTL_ITEM_INVALID;
+			continue;
+		}
+		if (key[0] == '_')
+		{
+			*has_ts = true;
+			*ts = n;
+		}
+		else if (ttl_is_valid_ttl(n))
+		{
+			*item = TTL_ITEM_VALID;
+			*ttl = (int32) n;
+		}
+		else
+			*item = TTL_ITEM_INVALID;
+	}
+}
+
+/* ttl.doc_ts(doc): the integer _ts, or NULL.  Indexable, never raises. */
+PG_FUNCTION_INFO_V1(ttl_doc_ts_sql);
+Datum
+ttl_doc_ts_sql(PG_FUNCTION_ARGS)
+{
+	bool		has_ts;
+	int64		ts;
+	TtlItemState item;
+	int32		ttl;
+
+	ttl_doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	if (!has_ts)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(ts);
+}
+
+/* ttl.doc_ttl(doc): the valid root ttl, or NULL.  Indexable, never raises. */
+PG_FUNCTION_INFO_V1(ttl_doc_ttl_sql);
+Datum
+ttl_doc_ttl_sql(PG_FUNCTION_ARGS)
+{
+	bool		has_ts;
+	int64		ts;
+	TtlItemState item;
+	int32		ttl;
+
+	ttl_doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	if (item != TTL_ITEM_VALID)
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(ttl);
+}
+
+char *
+ttl_container_name(Relation rel)
+{
+	return quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+									  RelationGetRelationName(rel));
+}
+
+static char *
+document_text(Jsonb *doc)
+{
+	JsonbValue	whole;
+
+	whole.type = jbvBinary;
+	whole.val.binary.data = &doc->root;
+	whole.val.binary.len = VARSIZE(doc) - VARHDRSZ;
+	return ttl_jsonb_value_text(&whole);
+}
+
+void
+ttl_report_null_document(Relation rel, const char *doc_column)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("document of container \"%s\" is null", ttl_container_name(rel)),
+			 errdetail("Column \"%s\" of a ttl container must hold a JSON object.",
+					   doc_column)));
+}
+
+void
+ttl_report_not_object(Relation rel, const char *doc_column, Jsonb *doc)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("document of container \"%s\" is not a JSON object: %s",
+					ttl_container_name(rel), document_text(doc)),
+			 errdetail("Column \"%s\" of a ttl container must hold a JSON object.",
+					   doc_column)));
+}
+
+void
+ttl_report_bad_ttl(Relation rel, const JsonbValue *v)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid ttl in container \"%s\": %s",
+					ttl_container_name(rel), ttl_jsonb_value_text(v)),
+			 errdetail("The root property \"ttl\" must be an integer: -1 (never expire) or between 1 and 2147483647 seconds."),
+			 errhint("Remove \"ttl\" to inherit the container's default.")));
+}
+
+/*
+ * Raise the trigger's error if a document could not be written to the
+ * container; return quietly otherwise.
+ */
+void
+ttl_validate_document(Relation rel, const char *doc_column, Datum doc, bool isnull)
+{
+	Jsonb	   *jb;
+	JsonbValue	buf;
+	JsonbValue *v;
+	int32		ttl;
+
+	if (isnull)
+		ttl_report_null_document(rel, doc_column);
+	jb = DatumGetJsonbP(doc);
+	if (!JB_ROOT_IS_OBJECT(jb))
+		ttl_report_not_object(rel, doc_column, jb);
+	v = getKeyJsonValueFromContainer(&jb->root, "ttl", 3, &buf);
+	if (v != NULL && ttl_item_ttl_value(v, &ttl) != TTL_ITEM_VALID)
+		ttl_report_bad_ttl(rel, v);
+}
+
+/* ttl._validate(container, doc): raise the trigger's error for a bad doc. */
+PG_FUNCTION_INFO_V1(ttl_validate_sql);
+Datum
+ttl_validate_sql(PG_FUNCTION_ARGS)
+{
+	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	const char *doc_column = PG_ARGISNULL(2) ? "doc" : NameStr(*PG_GETARG_NAME(2));
+
+	ttl_validate_document(rel, doc_column, PG_GETARG_DATUM(1), PG_ARGISNULL(1));
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
+}

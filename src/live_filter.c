@@ -1,0 +1,60 @@
+/*
+ * live_filter.c
+ *		ttl.live(doc, container): the filter of <table>_live, the qual that
+ *		hides expired items (live_view.c puts it in place as a security qual).
+ *
+ * Locking: none.  The container's default is read once per query from the
+ * registry's cache; the filter never raises on document content.
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "expiry.h"
+#include "registry.h"
+#include "settings.h"
+
+/*
+ * ttl.live(doc, container): the filter of <table>_live.  The container's
+ * default and the clock are read once per query and kept in fn_extra, so a
+ * row costs two key look-ups in the document.
+ */
+typedef struct LiveFilterState
+{
+	bool		default_is_null;
+	int32		default_ttl;
+	int64		now_seconds;
+} LiveFilterState;
+
+PG_FUNCTION_INFO_V1(ttl_live);
+Datum
+ttl_live(PG_FUNCTION_ARGS)
+{
+	LiveFilterState *state = (LiveFilterState *) fcinfo->flinfo->fn_extra;
+	int64		expiry;
+
+	if (state == NULL)
+	{
+		TtlContainer c;
+
+		state = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(LiveFilterState));
+		state->default_is_null = true;
+		state->default_ttl = 0;
+		if (!PG_ARGISNULL(1) && ttl_lookup_container(PG_GETARG_OID(1), &c))
+		{
+			state->default_is_null = c.default_is_null;
+			state->default_ttl = c.default_ttl;
+		}
+		state->now_seconds = ttl_current_unix_seconds();
+		fcinfo->flinfo->fn_extra = state;
+	}
+
+	if (state->default_is_null || PG_ARGISNULL(0))
+		PG_RETURN_BOOL(true);
+	if (!ttl_doc_expiry_second(PG_GETARG_JSONB_P(0), false, state->default_ttl, &expiry))
+		PG_RETURN_BOOL(true);
+	PG_RETURN_BOOL(state->now_seconds < expiry);
+}

@@ -1,0 +1,34 @@
+/*
+ * purge.h
+ *		Physical deletion of expired items, as the rest of the extension
+ *		uses it: the round over every due container (purge_round.c), the
+ *		cost budget and the executor hook (purge_batch.c).  The family's
+ *		internals are in purge_internal.h.
+ */
+#ifndef TTL_PURGE_H
+#define TTL_PURGE_H
+
+/*
+ * A purge round over every due container, one batch per container in turn
+ * (fair), each batch committed by the caller's callback, which also decides
+ * whether the round goes on (the worker stops when ttl.enabled goes off).
+ */
+typedef struct TtlRoundOps
+{
+	bool		(*next_transaction) (void *arg);	/* commit, start another */
+	void		(*report) (void *arg, const char *activity);
+	void	   *arg;
+	bool		all_owners;		/* worker: every container; else the caller's */
+	bool		walks;			/* direct path: one bitmap walk per container
+								 * for the round (CALL ttl.run_purge) */
+	int			max_round_ms;	/* > 0: end the round after this long */
+	bool		unfinished;		/* out: the round ended with work left */
+	struct HTAB *resume;		/* where unfinished containers stopped */
+} TtlRoundOps;
+
+extern struct HTAB *ttl_create_resume_map(void);
+extern int64 ttl_purge_round(TtlRoundOps *ops);
+extern void ttl_cost_sleep(void);
+extern void ttl_install_purge_hooks(void);
+
+#endif							/* TTL_PURGE_H */

@@ -1,0 +1,83 @@
+/*
+ * purge_internal.h
+ *		What the files of the purge family share: purge_batch.c (one batch),
+ *		purge_direct.c (the direct path), purge_leaves.c (what it walks),
+ *		purge_round.c (a round) and purge_functions.c (the SQL entry
+ *		points).  Nothing outside purge_*.c includes it.
+ */
+#ifndef TTL_PURGE_INTERNAL_H
+#define TTL_PURGE_INTERNAL_H
+
+#include "access/attnum.h"
+#include "nodes/pg_list.h"
+#include "utils/relcache.h"
+#include "utils/palloc.h"
+
+/* purge_direct.c: purge without a lock pass, where it applies */
+typedef struct TtlDirectBatch
+{
+	int64		found;			/* due rows deleted, not skipped as busy */
+	int64		deleted;
+	bool		range_done;		/* a walk: it is done */
+	Oid			last_leaf;		/* a keyset batch: the partition and key */
+	int64		last_key;		/* of the last of them */
+} TtlDirectBatch;
+
+typedef struct TtlWalk TtlWalk;
+
+extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
+									const bool *want, Oid start_leaf, int64 lower_key,
+									int64 limit, TtlWalk **walk, MemoryContext walk_parent,
+									int32 default_ttl, int64 now_seconds,
+									TtlDirectBatch *out);
+extern void ttl_free_walk(TtlWalk *walk);
+
+/* purge_leaves.c: the leaves the direct path walks */
+/* One leaf with the purge indexes needed (inherited, own), ready to walk. */
+typedef struct DirectLeaf
+{
+	Relation	rel;
+	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
+	AttrNumber	doc_attno;
+} DirectLeaf;
+
+extern const char *ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
+								   DirectLeaf **leaves_out, int *nleaves_out);
+extern void ttl_close_leaves(DirectLeaf *leaves, int nleaves);
+
+/* purge_batch.c: one batch of one container */
+typedef enum PurgeKind
+{
+	PURGE_INHERITED,			/* items without their own ttl: key _ts */
+	PURGE_OWN,					/* items with their own ttl: key _ts + ttl */
+	PURGE_DONE
+} PurgeKind;
+
+typedef struct PurgeCursor
+{
+	Oid			relid;
+	Oid			owner;
+	int64		now_seconds;	/* the round's clock */
+	PurgeKind	kind;
+	Oid			leaf;			/* keyset: resume where the last batch ended, */
+	int64		lower_key;		/* (partition of a direct walk, key) */
+	int64		deleted;
+	bool		busy;			/* skipped this round: locked by someone else */
+	bool		honour_pause;	/* automatic purge stops when paused */
+	bool		use_walk;		/* direct path: batches take from one walk */
+	TtlWalk    *walk;			/* that walk, */
+	MemoryContext walk_cxt;		/* in the round's memory */
+} PurgeCursor;
+
+extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
+							bool honour_pause, bool use_walk);
+extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind kind,
+								 bool partitioned);
+extern void ttl_set_purge_plan_options(void);
+extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
+extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
+
+/* purge_round.c */
+extern List *ttl_list_due_containers(bool all_owners);
+
+#endif							/* TTL_PURGE_INTERNAL_H */

@@ -1,0 +1,476 @@
+/*
+ * purge_round.c
+ *		A purge round over every due container, shared by the background
+ *		worker and the ttl.run_purge() procedure: one batch per container in
+ *		turn, each in a subtransaction bounded by ttl.batch_timeout, within
+ *		the cost budget, resuming where a bounded round stopped.
+ *
+ * Locking: each batch takes its own locks (purge_batch.c) and the caller
+ * commits between batches; one container's failure is recorded in
+ * ttl.purge_stats and does not end the round.  Containers are listed in C
+ * (registry.c).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_inherits.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "purge.h"
+#include "purge_internal.h"
+#include "registry.h"
+#include "run_as.h"
+#include "settings.h"
+#include "stats.h"
+
+/*
+ * The cost budget: PostgreSQL's page accounting, as autovacuum uses it.
+ * The variables are the session's own (VacuumCostLimit and VacuumCostDelay
+ * are vacuum_cost_limit and vacuum_cost_delay): a round saves them and
+ * cost_end() puts them back, also on error, so the session's own VACUUM
+ * is not throttled by ttl's budget afterwards.
+ */
+typedef struct CostState
+{
+	bool		active;
+	int			limit;
+	double		delay;
+	int			balance;
+} CostState;
+
+static void
+cost_begin(CostState *saved)
+{
+	saved->active = VacuumCostActive;
+	saved->limit = VacuumCostLimit;
+	saved->delay = VacuumCostDelay;
+	saved->balance = VacuumCostBalance;
+	VacuumCostActive = (ttl_cost_limit > 0 && ttl_cost_delay > 0);
+	VacuumCostLimit = Max(ttl_cost_limit, 1);
+	VacuumCostDelay = ttl_cost_delay;
+	VacuumCostBalance = 0;
+}
+
+static void
+cost_end(CostState *saved)
+{
+	VacuumCostActive = saved->active;
+	VacuumCostLimit = saved->limit;
+	VacuumCostDelay = saved->delay;
+	VacuumCostBalance = saved->balance;
+}
+
+/*
+ * Sleep for what the last batch cost, outside any transaction.  Like
+ * vacuum_delay_point(), but not capped at 4 x cost_delay: it runs once per
+ * batch rather than once per page, so the whole balance must be paid.
+ */
+void
+ttl_cost_sleep(void)
+{
+	double		msec;
+
+	if (!VacuumCostActive || VacuumCostBalance < VacuumCostLimit)
+		return;
+	msec = VacuumCostDelay * VacuumCostBalance / VacuumCostLimit;
+	VacuumCostBalance = 0;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 (long) Max(msec, 1), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * Where a bounded round left each unfinished container, so the next round
+ * resumes its keyset walk instead of starting again at the lowest key.
+ * Resuming is safe: below the saved key, every row was expired at the old
+ * clock and is either gone or was skipped (locked); a skipped row is found
+ * again when the walk completes and the next walk starts from the bottom.
+ */
+typedef struct ResumePoint
+{
+	Oid			relid;
+	PurgeKind	kind;
+	Oid			leaf;
+	int64		lower_key;
+	int64		deleted;
+} ResumePoint;
+
+HTAB *
+ttl_create_resume_map(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(ResumePoint);
+	return hash_create("ttl purge resume points", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+}
+
+static void
+resume_cursor(HTAB *resume, PurgeCursor *cur)
+{
+	ResumePoint *point;
+
+	if (resume == NULL)
+		return;
+	point = hash_search(resume, &cur->relid, HASH_FIND, NULL);
+	if (point == NULL)
+		return;
+	cur->kind = point->kind;
+	cur->leaf = point->leaf;
+	cur->lower_key = point->lower_key;
+	cur->deleted = point->deleted;
+}
+
+static void
+save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
+{
+	HASH_SEQ_STATUS status;
+	ResumePoint *point;
+	int			i;
+
+	if (resume == NULL)
+		return;
+	hash_seq_init(&status, resume);
+	while ((point = hash_seq_search(&status)) != NULL)
+		hash_search(resume, &point->relid, HASH_REMOVE, NULL);
+	for (i = 0; i < ncursors; i++)
+	{
+		if (cursors[i].kind == PURGE_DONE)
+			continue;
+		point = hash_search(resume, &cursors[i].relid, HASH_ENTER, NULL);
+		point->kind = cursors[i].kind;
+		point->leaf = cursors[i].leaf;
+		point->lower_key = cursors[i].lower_key;
+		point->deleted = cursors[i].deleted;
+	}
+}
+
+/*
+ * The due containers of the database (all, or the current user's), in
+ * relid order, in the caller's memory context.  Read in C, no SQL: this
+ * runs as the worker's superuser or as a superuser calling ttl.purge().
+ */
+List *
+ttl_list_due_containers(bool all_owners)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ttl_list_containers(true))
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		if (all_owners || pg_class_ownercheck(relid, GetUserId()))
+			result = lappend_oid(result, relid);
+	}
+	return result;
+}
+
+static char *
+activity_text(PurgeCursor *cur)
+{
+	char	   *name = get_rel_name(cur->relid);
+
+	return psprintf("ttl purge of %s: %lld rows deleted",
+					name ? name : "?", (long long) cur->deleted);
+}
+
+/*
+ * Run fn(arg) in a subtransaction.  NULL when it succeeded; otherwise the
+ * subtransaction is rolled back and the error, copied into err_cxt, is
+ * returned instead of thrown, so one container's failure stays its own.
+ */
+static ErrorData *
+run_in_subtransaction(void (*fn) (void *arg), void *arg, MemoryContext err_cxt)
+{
+	ResourceOwner oldowner = CurrentResourceOwner;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ErrorData  *edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(err_cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	CurrentResourceOwner = oldowner;
+	return edata;
+}
+
+/*
+ * The time bound of one batch of a round (ttl.batch_timeout).  Nothing
+ * starts the statement timer for SPI in a background worker, and a CALL's
+ * timer covers the whole procedure, so a batch arms STATEMENT_TIMEOUT
+ * itself: its expiry cancels the batch like a statement timeout.  A
+ * session's own statement_timeout that would end sooner is left alone;
+ * one that would end later is re-armed when the batch is over.
+ */
+typedef struct BatchTimer
+{
+	bool		armed;
+	TimestampTz deadline;		/* 0: no bound */
+	bool		restore_session;
+	TimestampTz session_fin;
+} BatchTimer;
+
+static BatchTimer batch_timer;
+
+static void
+batch_timer_arm(void)
+{
+	memset(&batch_timer, 0, sizeof(batch_timer));
+	if (ttl_batch_timeout <= 0)
+		return;
+	batch_timer.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   ttl_batch_timeout);
+	if (get_timeout_active(STATEMENT_TIMEOUT))
+	{
+		TimestampTz fin = get_timeout_finish_time(STATEMENT_TIMEOUT);
+
+		if (fin <= batch_timer.deadline)
+		{
+			batch_timer.deadline = 0;	/* the session's own comes first */
+			return;
+		}
+		batch_timer.restore_session = true;
+		batch_timer.session_fin = fin;
+	}
+	enable_timeout_at(STATEMENT_TIMEOUT, batch_timer.deadline);
+	batch_timer.armed = true;
+}
+
+static void
+batch_timer_disarm(void)
+{
+	if (!batch_timer.armed)
+		return;
+	batch_timer.armed = false;
+	if (batch_timer.restore_session)
+		enable_timeout_at(STATEMENT_TIMEOUT, batch_timer.session_fin);
+	else
+		disable_timeout(STATEMENT_TIMEOUT, false);
+}
+
+/* Whether a batch's error is its time bound running out. */
+static bool
+batch_timed_out(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		batch_timer.deadline != 0 &&
+		GetCurrentTimestamp() >= batch_timer.deadline;
+}
+
+/* One batch of one container as its owner; see round_batch(). */
+static void
+owner_batch(void *arg)
+{
+	PurgeCursor *cur = (PurgeCursor *) arg;
+	TtlUserContext ctx;
+	int64		deleted;
+
+	ttl_become_user(cur->owner, &ctx);
+	/* a lock we could not foresee fails the batch rather than queueing it */
+	(void) set_config_option("lock_timeout", "1s", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	/*
+	 * Deferred constraint triggers fire now, as the owner, not at commit:
+	 * this transaction is the batch's own, so nothing of anyone else's is
+	 * pending (ttl_purge_batch_immediate covers the rest).
+	 */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
+	SPI_finish();
+	batch_timer_arm();
+	deleted = ttl_purge_batch_immediate(cur, ttl_batch_size);
+	batch_timer_disarm();
+	/* a timeout that fired just now is this batch's, not the round's */
+	CHECK_FOR_INTERRUPTS();
+	ttl_restore_user(&ctx);
+	if (deleted > 0)
+		ttl_record_purge(cur->relid, deleted, NULL);
+}
+
+typedef struct FailedBatch
+{
+	Oid			relid;
+	const char *message;
+} FailedBatch;
+
+static void
+record_failure(void *arg)
+{
+	FailedBatch *failed = (FailedBatch *) arg;
+
+	ttl_record_purge(failed->relid, 0, failed->message);
+}
+
+/*
+ * One batch of one container in a subtransaction, as its owner.  A failure
+ * is logged and recorded for that container and ends its round; it never
+ * escapes (a failure to record it is only logged).
+ */
+static void
+round_batch(PurgeCursor *cur, MemoryContext round_cxt)
+{
+	ErrorData  *edata = run_in_subtransaction(owner_batch, cur, round_cxt);
+	ErrorData  *record_error;
+	FailedBatch failed;
+	char	   *name;
+	char	   *message;
+
+	batch_timer_disarm();		/* the batch failed with it armed */
+	if (edata == NULL)
+		return;
+	/*
+	 * A cancel that is not the batch's own bound (pg_cancel_backend, the
+	 * session's statement_timeout) ends a CALL ttl.run_purge(), like any
+	 * statement.  The worker skips the container instead: nobody waits for
+	 * it to end.
+	 */
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !batch_timed_out(edata) &&
+		!IsBackgroundWorker)
+		ReThrowError(edata);
+	cur->kind = PURGE_DONE;
+	name = get_rel_name(cur->relid);
+	message = edata->message;
+	if (batch_timed_out(edata))
+		message = psprintf("batch cancelled after ttl.batch_timeout (%d ms)",
+						   ttl_batch_timeout);
+	ereport(WARNING,
+			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", message),
+			 errdetail("The container is skipped until the next round.")));
+	failed.relid = cur->relid;
+	failed.message = message;
+	record_error = run_in_subtransaction(record_failure, &failed, round_cxt);
+	if (record_error != NULL)
+		ereport(LOG,
+				(errmsg("could not record ttl purge error: %s", record_error->message)));
+}
+
+/*
+ * A round: every due container, one batch each in turn, committing after
+ * every batch.  Must start inside a transaction, which it may end.
+ */
+int64
+ttl_purge_round(TtlRoundOps *ops)
+{
+	MemoryContext round_cxt;
+	MemoryContext caller_cxt;
+	List	   *relids;
+	PurgeCursor *cursors;
+	int			ncursors;
+	int			active;
+	int64		total = 0;
+	int64		now_seconds = ttl_current_unix_seconds();
+	TimestampTz started = GetCurrentTimestamp();
+	CostState	cost_saved;
+	volatile bool cost_started = false;
+	bool		first_pass = true;
+	ListCell   *lc;
+	int			i;
+
+	ops->unfinished = false;
+	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
+									  ALLOCSET_DEFAULT_SIZES);
+	caller_cxt = CurrentMemoryContext;
+	PG_TRY();
+	{
+		MemoryContextSwitchTo(round_cxt);
+		relids = ttl_list_due_containers(ops->all_owners);
+		ncursors = list_length(relids);
+		cursors = palloc0(sizeof(PurgeCursor) * Max(ncursors, 1));
+		i = 0;
+		foreach(lc, relids)
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
+							ops->walks);
+			resume_cursor(ops->resume, &cursors[i]);
+			i++;
+		}
+		MemoryContextSwitchTo(caller_cxt);
+
+		cost_begin(&cost_saved);
+		cost_started = true;
+		active = ncursors;
+		while (active > 0)
+		{
+			active = 0;
+			for (i = 0; i < ncursors; i++)
+			{
+				PurgeCursor *cur = &cursors[i];
+				int64		before = cur->deleted;
+
+				if (cur->kind == PURGE_DONE)
+					continue;
+				/*
+				 * A bounded round ends with work left; the next one starts
+				 * at once, with a fresh clock, list of containers and pauses.
+				 * Not before every container has had its first batch: a
+				 * slow one (up to ttl.batch_timeout) early in the list must
+				 * not end every round before the others get their turn.
+				 */
+				if (!first_pass && ops->max_round_ms > 0 &&
+					TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
+											   ops->max_round_ms))
+				{
+					ops->unfinished = true;
+					active = 0;
+					break;
+				}
+				if (!ops->next_transaction(ops->arg))
+				{
+					active = 0;
+					break;
+				}
+				if (ops->report)
+					ops->report(ops->arg, activity_text(cur));
+				round_batch(cur, round_cxt);
+				total += cur->deleted - before;
+				if (cur->kind != PURGE_DONE)
+					active++;
+			}
+			first_pass = false;
+		}
+		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
+	}
+	PG_FINALLY();
+	{
+		if (cost_started)
+			cost_end(&cost_saved);
+		if (CurrentMemoryContext == round_cxt)
+			MemoryContextSwitchTo(caller_cxt);
+		MemoryContextDelete(round_cxt);
+	}
+	PG_END_TRY();
+	return total;
+}

@@ -1,0 +1,32 @@
+/*
+ * registry.h
+ *		The registry of containers (table ttl.registry): its backend-local
+ *		cache, reads, the list of containers and the purge/policy lock
+ *		(registry.c).  container_admin.c, the SQL functions that change it,
+ *		belongs to this family.
+ */
+#ifndef TTL_REGISTRY_H
+#define TTL_REGISTRY_H
+
+#include "nodes/pg_list.h"
+
+typedef struct TtlContainer
+{
+	Oid			relid;
+	bool		default_is_null;
+	int32		default_ttl;
+	bool		paused;
+	NameData	doc_column;
+} TtlContainer;
+
+extern void ttl_register_cache_callbacks(void);
+extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
+extern bool ttl_read_container(Oid relid, TtlContainer *out);
+extern List *ttl_list_containers(bool due_only);
+extern void ttl_get_container(Oid relid, TtlContainer *out);
+extern char *ttl_relation_display_name(Oid relid);
+extern void ttl_check_container_owner(Oid relid);
+extern void ttl_lock_container(Oid relid);
+extern bool ttl_try_lock_container(Oid relid);
+
+#endif							/* TTL_REGISTRY_H */

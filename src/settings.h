@@ -1,0 +1,27 @@
+/*
+ * settings.h
+ *		The ttl.* settings and the clock every rule uses (settings.c).
+ */
+#ifndef TTL_SETTINGS_H
+#define TTL_SETTINGS_H
+
+#include "datatype/timestamp.h"
+
+/* Seconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
+#define TTL_UNIX_EPOCH_OFFSET \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)
+
+extern bool ttl_enabled;
+extern int	ttl_naptime;
+extern int	ttl_batch_size;
+extern int	ttl_batch_timeout;
+extern int	ttl_cost_limit;
+extern double ttl_cost_delay;
+
+extern void ttl_define_settings(void);
+
+/* The clock: the statement timestamp, or ttl.now_override. */
+extern TimestampTz ttl_current_time(void);
+extern int64 ttl_current_unix_seconds(void);
+
+#endif							/* TTL_SETTINGS_H */
