@@ -39,6 +39,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "document.h"
 #include "registry.h"
 #include "run_as.h"
@@ -166,7 +167,7 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
 		if (PG_ARGISNULL(i))
 			nulls[i] = 'n';
-		else if (i > 0 && !pg_class_ownercheck(DatumGetObjectId(values[i]), GetUserId()))
+		else if (i > 0 && !ttl_class_ownercheck(DatumGetObjectId(values[i]), GetUserId()))
 			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
 						   get_rel_name(DatumGetObjectId(values[i])));
 	}

@@ -79,6 +79,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "ddl.h"
 #include "registry.h"
 #include "run_as.h"
@@ -121,7 +122,7 @@ forget_stale_pending(Node *parsetree)
 	{
 		PendingCommand *p = lfirst(lc);
 
-		if (p->lxid != MyProc->lxid || p->parsetree == parsetree)
+		if (p->lxid != ttl_proc_lxid(MyProc) || p->parsetree == parsetree)
 		{
 			pending = foreach_delete_current(pending, lc);
 			pfree(p);
@@ -140,7 +141,7 @@ take_pending(Node *parsetree)
 	{
 		PendingCommand *p = lfirst(lc);
 
-		if (p->parsetree == parsetree && p->lxid == MyProc->lxid)
+		if (p->parsetree == parsetree && p->lxid == ttl_proc_lxid(MyProc))
 		{
 			pending = foreach_delete_current(pending, lc);
 			mine = lappend(mine, p);
@@ -273,13 +274,13 @@ start_container(Node *parsetree, Oid relid)
 	if (!ttl_lookup_container(relid, &c))
 		return;
 	/* someone who may not alter the table gets ALTER TABLE's own error */
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!ttl_class_ownercheck(relid, GetUserId()))
 		return;
 
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	p = palloc0(sizeof(PendingCommand));
 	p->parsetree = parsetree;
-	p->lxid = MyProc->lxid;
+	p->lxid = ttl_proc_lxid(MyProc);
 	p->relid = relid;
 	p->old_relname = pstrdup(get_rel_name(relid));
 	MemoryContextSwitchTo(old);

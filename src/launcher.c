@@ -31,8 +31,12 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "scheduler.h"
 #include "settings.h"
+
+/* The launcher's naptime wait, by name in pg_stat_activity on 17+. */
+static uint32 launcher_wait_event = 0;
 
 typedef struct LaunchedWorker
 {
@@ -183,7 +187,8 @@ ttl_launcher_main(Datum arg)
 		if (ttl_enabled)
 			launch_round(launched);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ttl_naptime * 1000L, PG_WAIT_EXTENSION);
+						 ttl_naptime * 1000L,
+						 ttl_wait_event(&launcher_wait_event, "TtlLauncherNaptime"));
 		ResetLatch(MyLatch);
 	}
 }

@@ -64,6 +64,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "live_view.h"
 
 static planner_hook_type prev_planner_hook = NULL;
@@ -228,15 +229,15 @@ table_eref(RangeTblEntry *view_rte, RangeTblEntry *table, Query *view)
 
 /*
  * Does the query use the view's whole row (v, to_jsonb(v), v.*)?  The
- * parser marks such a use in the view entry's selectedCols for the
- * privilege check (a whole row needs SELECT on every column), whatever
- * query level it comes from; the rewriter moves that entry to OLD.
+ * parser marks such a use in the view's selected columns for the privilege
+ * check (a whole row needs SELECT on every column), whatever query level it
+ * comes from.
  */
 static bool
-uses_whole_row(RangeTblEntry *perm)
+uses_whole_row(Bitmapset *selected)
 {
 	return bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber,
-						 perm->selectedCols);
+						 selected);
 }
 
 /*
@@ -250,14 +251,15 @@ uses_whole_row(RangeTblEntry *perm)
  */
 static bool
 flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
-				  int table_rti, List *perm_rtes, List **extra_rtes)
+				  int table_rti, List *perm_rtes, Bitmapset *selected,
+				  List **extra_rtes)
 {
 	RangeTblEntry *table = rt_fetch(table_rti, view->rtable);
 	RangeTblEntry *scan;
 	Node	   *filter;
 
 	if (get_parse_rowmark(query, rti) != NULL ||
-		uses_whole_row(linitial(perm_rtes)))
+		uses_whole_row(selected))
 		return false;
 
 	filter = copyObject(view->jointree->quals);
@@ -278,14 +280,14 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 		Query	   *mapped;
 
 		ChangeVarNodes((Node *) columns, table_rti, rti, 0);
-		mapped = (Query *) ReplaceVarsFromTargetList((Node *) query, rti, 0, rte,
-													 columns, REPLACEVARS_REPORT_ERROR,
-													 0, &has_sublinks);
+		mapped = (Query *) ttl_replace_vars_from_tlist((Node *) query, rti, 0, rte,
+													   columns, REPLACEVARS_REPORT_ERROR,
+													   0, &has_sublinks);
 		mapped->hasSubLinks = has_sublinks;
 		*query = *mapped;
 	}
 
-	scan = copyObject(table);
+	scan = ttl_copy_rte_to(query, view, table);
 	ChangeVarNodes((Node *) scan->securityQuals, table_rti, rti, 0);
 	scan->securityQuals = lappend(scan->securityQuals, filter);
 	scan->alias = rte->alias;
@@ -302,32 +304,39 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 
 /*
  * Planner stage: the rewriter has made the view a security-barrier
- * subquery.  OLD carries the reader's permission check on the view (the
- * rewriter moved it there); NEW checks nothing.
+ * subquery.  The reader's permission check on the view is on the entry
+ * ttl_view_perm_rte finds (15: the view query's OLD entry, where the
+ * rewriter moved it; 16+: the subquery entry itself).  Every check is
+ * decided before anything is copied into the query, so that a view that
+ * stays a subquery leaves no permission info behind.
  */
 static void
 flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 {
 	Query	   *view = rte->subquery;
 	int			table_rti;
-	RangeTblEntry *old;
+	RangeTblEntry *perm;
+	Bitmapset  *selected = NULL;
 	List	   *perm_rtes;
 	int			i;
 
 	if (!rte->security_barrier || rte->lateral)
 		return;
 	table_rti = live_view_table_index(view);
-	if (table_rti == 0 || table_rti == PRS2_OLD_VARNO)
+	if (table_rti == 0 || table_rti == ttl_view_old_varno)
 		return;
-	old = rt_fetch(PRS2_OLD_VARNO, view->rtable);
-	if (old->rtekind != RTE_RELATION || old->relkind != RELKIND_VIEW)
+	perm = ttl_view_perm_rte(query, rte, &selected);
+	if (perm == NULL || get_parse_rowmark(query, rti) != NULL ||
+		uses_whole_row(selected))
 		return;
-	perm_rtes = list_make1(old);
+	perm_rtes = list_make1(perm);
 	for (i = 1; i <= list_length(view->rtable); i++)
-		if (i != table_rti && i != PRS2_OLD_VARNO &&
-			rt_fetch(i, view->rtable)->requiredPerms != 0)
-			perm_rtes = lappend(perm_rtes, rt_fetch(i, view->rtable));
-	flatten_live_view(query, rti, rte, view, table_rti, perm_rtes, extra_rtes);
+		if (i != table_rti && i != ttl_view_old_varno &&
+			ttl_rte_checks_perms(rt_fetch(i, view->rtable)))
+			perm_rtes = lappend(perm_rtes,
+								ttl_copy_rte_to(query, view, rt_fetch(i, view->rtable)));
+	flatten_live_view(query, rti, rte, view, table_rti, perm_rtes, selected,
+					  extra_rtes);
 }
 
 /*
@@ -367,7 +376,8 @@ flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
 
 		perm->inFromCl = false;
 		if (flatten_live_view(query, rti, rte, view, table_rti,
-							  list_make1(perm), extra_rtes))
+							  list_make1(perm), ttl_rte_selected_cols(query, rte),
+							  extra_rtes))
 			LockRelationOid(table->relid, table->rellockmode);
 	}
 	relation_close(rel, NoLock);

@@ -38,7 +38,6 @@
  * fails to delete and is skipped.
  */
 #include "postgres.h"
-#include "postgres.h"
 
 #include "access/genam.h"
 #include "access/stratnum.h"
@@ -62,6 +61,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "expiry.h"
 #include "purge_internal.h"
 
@@ -162,7 +162,7 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 				Int64GetDatum(lower_key));
 	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
 				Int64GetDatum(cutoff));
-	scan = index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
+	scan = ttl_index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
 	slot = table_slot_create(leaf->rel, NULL);
 	while (run->out->found < limit &&
@@ -203,8 +203,9 @@ struct TtlWalk
 	Oid		   *leaves;			/* in OID order */
 	int			leaf;			/* the leaf being taken */
 	TIDBitmap  *tbm;			/* its due rows; NULL: not gathered yet */
-	TBMIterator *iterator;
-	TBMIterateResult *page;		/* the page being taken; NULL: the next one */
+	TtlTbmIterator *iterator;
+	TtlTbmPage *page;			/* the page being taken; NULL: the next one */
+	TtlTbmPage page_buf;		/* where page points when set */
 	int			pos;			/* next offsets[] index, or lossy: offset */
 };
 
@@ -254,12 +255,12 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 			continue;
 		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
 					Int64GetDatum(walk->cutoff[kind]));
-		scan = index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
+		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
 		index_rescan(scan, &key, 1, NULL, 0);
 		(void) index_getbitmap(scan, walk->tbm);
 		index_endscan(scan);
 	}
-	walk->iterator = tbm_begin_iterate(walk->tbm);
+	walk->iterator = ttl_tbm_begin_iterate(walk->tbm);
 	walk->page = NULL;
 	MemoryContextSwitchTo(oldcxt);
 }
@@ -270,7 +271,7 @@ next_leaf(TtlWalk *walk)
 {
 	if (walk->tbm != NULL)
 	{
-		tbm_end_iterate(walk->iterator);
+		ttl_tbm_end_iterate(walk->iterator);
 		tbm_free(walk->tbm);
 	}
 	walk->tbm = NULL;
@@ -287,7 +288,7 @@ static void
 take_page(TtlWalk *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
 		  TupleTableSlot *slot, int64 limit, DirectRun *run)
 {
-	TBMIterateResult *page = walk->page;
+	TtlTbmPage *page = walk->page;
 	bool		lossy = page->ntuples < 0;
 	int			end = lossy ? MaxHeapTuplesPerPage + 1 : page->ntuples;
 	ItemPointerData tid;
@@ -345,7 +346,8 @@ take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 		{
 			if (walk->page == NULL)
 			{
-				walk->page = tbm_iterate(walk->iterator);
+				walk->page = ttl_tbm_iterate(walk->iterator, &walk->page_buf) ?
+					&walk->page_buf : NULL;
 				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
 				if (walk->page == NULL)
 					break;

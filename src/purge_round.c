@@ -32,12 +32,16 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
 #include "stats.h"
+
+/* The cost budget's sleep, by name in pg_stat_activity on 17+. */
+static uint32 cost_delay_wait_event = 0;
 
 /*
  * The cost budget: PostgreSQL's page accounting, as autovacuum uses it.
@@ -91,7 +95,8 @@ ttl_cost_sleep(void)
 	msec = VacuumCostDelay * VacuumCostBalance / VacuumCostLimit;
 	VacuumCostBalance = 0;
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-					 (long) Max(msec, 1), PG_WAIT_EXTENSION);
+					 (long) Max(msec, 1),
+					 ttl_wait_event(&cost_delay_wait_event, "TtlCostDelay"));
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 }
@@ -177,7 +182,7 @@ ttl_list_due_containers(bool all_owners)
 	{
 		Oid			relid = lfirst_oid(lc);
 
-		if (all_owners || pg_class_ownercheck(relid, GetUserId()))
+		if (all_owners || ttl_class_ownercheck(relid, GetUserId()))
 			result = lappend_oid(result, relid);
 	}
 	return result;
@@ -356,7 +361,7 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 	 * it to end.
 	 */
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !batch_timed_out(edata) &&
-		!IsBackgroundWorker)
+		!ttl_am_background_worker())
 		ReThrowError(edata);
 	cur->kind = PURGE_DONE;
 	name = get_rel_name(cur->relid);

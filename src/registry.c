@@ -37,6 +37,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "registry.h"
 
 #define REGISTRY_NATTS 4		/* relid, doc_column, default_ttl, paused */
@@ -246,7 +247,7 @@ ttl_check_container_owner(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!ttl_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(relkind),
 					   get_rel_name(relid));
 }

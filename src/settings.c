@@ -18,6 +18,7 @@
 #include "utils/timestamp.h"
 #include "utils/tzparser.h"
 
+#include "compat.h"
 #include "settings.h"
 
 bool		ttl_enabled = true;
@@ -50,7 +51,7 @@ parse_timestamptz_quietly(const char *text, TimestampTz *result)
 	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype,
 					  MAXDATEFIELDS, &nf) != 0)
 		return false;
-	if (DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
+	if (ttl_decode_datetime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
 		return false;
 	if (dtype != DTK_DATE)
 		return false;
@@ -71,7 +72,7 @@ check_now_override(char **newval, void **extra, GucSource source)
 		GUC_check_errhint("Use a value such as '2026-01-01 00:00:00+00', or an empty string to use the real clock.");
 		return false;
 	}
-	parsed = (TimestampTz *) malloc(sizeof(TimestampTz));
+	parsed = (TimestampTz *) ttl_guc_malloc(sizeof(TimestampTz));
 	if (parsed == NULL)
 		return false;
 	*parsed = value;

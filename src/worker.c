@@ -28,9 +28,13 @@
 #include "utils/hsearch.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "purge.h"
 #include "scheduler.h"
 #include "settings.h"
+
+/* The worker's naptime wait, by name in pg_stat_activity on 17+. */
+static uint32 worker_wait_event = 0;
 
 static HTAB *resume_points = NULL;
 
@@ -147,7 +151,8 @@ ttl_worker_main(Datum arg)
 		if (unfinished)
 			continue;			/* backlog left: next round at once */
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ttl_naptime * 1000L, PG_WAIT_EXTENSION);
+						 ttl_naptime * 1000L,
+						 ttl_wait_event(&worker_wait_event, "TtlWorkerNaptime"));
 		ResetLatch(MyLatch);
 	}
 	proc_exit(0);

@@ -39,7 +39,11 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "scheduler.h"
+
+/* Waiting for a database's worker to exit, by name on 17+. */
+static uint32 worker_exit_wait_event = 0;
 
 typedef struct TtlWorkerSlot
 {
@@ -265,7 +269,7 @@ stop_database_worker(Oid dboid)
 			signalled = pid;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 10, PG_WAIT_EXTENSION);
+						 10, ttl_wait_event(&worker_exit_wait_event, "TtlWorkerExit"));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		waited_ms += 10;
@@ -330,7 +334,7 @@ may_clone_database(CreatedbStmt *stmt, Oid dboid)
 				return false;
 		}
 	}
-	return database_is_template(dboid) || pg_database_ownercheck(dboid, GetUserId());
+	return database_is_template(dboid) || ttl_database_ownercheck(dboid, GetUserId());
 }
 
 /*
@@ -343,7 +347,7 @@ may_clone_database(CreatedbStmt *stmt, Oid dboid)
 static bool
 may_drop_or_rename_database(Node *stmt, Oid dboid)
 {
-	if (dboid == MyDatabaseId || !pg_database_ownercheck(dboid, GetUserId()))
+	if (dboid == MyDatabaseId || !ttl_database_ownercheck(dboid, GetUserId()))
 		return false;
 	if (IsA(stmt, RenameStmt))
 		return have_createdb_privilege() &&
