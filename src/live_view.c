@@ -44,43 +44,26 @@
  * locks cover the planner stage).  The relcache's copy of the view's query
  * is only read.
  *
- * Majors (15, 17, 18 tested; 16 builds by the same guards).  15 keeps each
- * range table entry's permission check inside the entry, and the rewriter
- * moves the view's check to the OLD entry of the view's query.  Since 16
- * checks live in Query->rteperminfos (one RTEPermissionInfo per entry,
- * found by rte->perminfoindex), views have no OLD/NEW entries (the table is
- * entry 1 of the view's query, which is PRS2_OLD_VARNO: the 15 test "the
- * table is not OLD" would reject every view there), and the rewriter turns
- * the view's entry into the subquery in place, keeping relid, relkind and
- * perminfoindex.  The questions that differ (which entry carries the view's
- * check, which columns it selects, how an entry is copied with its
- * permission info, where OLD is) are the wrappers of compat.h; this file
- * has no version test.  Either way the result has the shape PostgreSQL
- * leaves after pulling a plain view up (pull_up_simple_subquery with
- * CombineRangeTables on 16+): one permission entry per range table entry,
- * the view's entry kept unreferenced with its check, so the executor's
- * permission check, the executor locks and plan invalidation work as for
- * any view.
+ * Majors (15, 17, 18 tested; 16 builds by the same guards).  16 moved
+ * permission checks into Query->rteperminfos (rte->perminfoindex) and
+ * dropped OLD/NEW from views: on 15 the view's check sits on the OLD entry
+ * of the view's query, on 16+ on the view's subquery entry itself (relid,
+ * perminfoindex kept), and the table is entry 1 (= PRS2_OLD_VARNO).  Those
+ * questions are the wrappers of compat.h (no version test here); the result
+ * has the shape PostgreSQL leaves after pulling up a plain view (one
+ * permission entry per range table entry, the view's kept unreferenced).
  *
- * Why this design and not another (measured on 15, 17 and 18,
- * instructions per point read by key, callgrind):
- *   - PostgreSQL's own security-barrier subquery (no hooks at all) is the
- *     simplest, but costs a second planner pass: ~1.2x-1.26x the table with
- *     the simple protocol on every major, over the 1.10x target.
- *   - The planner stage alone (no post-parse or ProcessUtility hook) pays
- *     the rewriter's expansion of the view (copy of its query, locks, a
- *     walk: 7k-11k instructions of a 115k-120k read), ~1.10x-1.12x.
- *   - Both stages, as here: ~1.08x with the simple protocol, ~1.02x
- *     prepared, on each major.
- *   - Adding the filter later (get_relation_info_hook and the like) is too
- *     late: subquery_planner fixes the security levels of the quals before
- *     relations are built, so the ordering guarantee would be lost.
- * The mechanism stays PostgreSQL's own (securityQuals, as row-level
- * security and DML through security_barrier views use).  For Citus (a later
- * issue) both stages must leave distributed tables to PostgreSQL's subquery
- * (Citus deparses a subquery's WHERE into the shard query but drops
- * securityQuals), and the planner stage can accept on the worker a plain
- * subquery of the exact live-view shape, as the shard query arrives.
+ * Why this design (estimated from callgrind counts per point read by key,
+ * simple protocol, 15/17/18): PostgreSQL's barrier subquery, no hooks,
+ * ~1.2x-1.26x the table (a second planner pass); the planner stage alone
+ * ~1.10x-1.12x (the rewriter's view expansion); both stages ~1.08x (1.02x
+ * prepared).
+ * Adding the filter after subquery_planner fixed the qual security levels
+ * would lose the ordering guarantee.  For Citus (later) both stages must
+ * leave distributed tables to PostgreSQL's subquery, whose WHERE Citus
+ * deparses into shard queries (it drops securityQuals), and the planner
+ * stage can then flatten the plain subquery of live-view shape that the
+ * worker receives.
  */
 #include "postgres.h"
 
