@@ -58,6 +58,20 @@ for my $db (qw(db1 db2))
 		"one ttl worker (application_name 'ttl worker') serves $db");
 }
 
+# what they wait on between rounds: since 17, ttl's own wait events by name
+# (WaitEventExtensionNew); before, the generic Extension
+my $v17 = $node->pg_version >= 17;
+ok( $node->poll_query_until('postgres',
+		"SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity"
+		  . " WHERE backend_type = 'ttl launcher'",
+		$v17 ? 'Extension:TtlLauncherNaptime' : 'Extension:Extension'),
+	'the launcher naps under its own wait event (17+)');
+ok( $node->poll_query_until('postgres',
+		"SELECT bool_or(wait_event_type || ':' || wait_event = '"
+		  . ($v17 ? 'Extension:TtlWorkerNaptime' : 'Extension:Extension')
+		  . "') FROM pg_stat_activity WHERE backend_type = 'ttl worker'"),
+	'a worker naps under its own wait event (17+)');
+
 # the workers of db1 and db2 persist across rounds; a database without the
 # extension never keeps one: any worker seen there is gone a second later
 my %first = map { $_ => worker_pids($node, $_) } qw(db1 db2);
