@@ -66,7 +66,8 @@ refused_keeps_worker('creator', 'CREATE DATABASE x TEMPLATE victim', 'victim',
 # the owner of the template, giving the new database to a role it cannot
 # become
 refused_keeps_worker('cowner', 'CREATE DATABASE x TEMPLATE mine OWNER vowner', 'mine',
-	qr/must be member of role "vowner"/,
+	# 15: "must be member of role"; 16+: "must be able to SET ROLE"
+	qr/must be (member of|able to SET) role "vowner"/i,
 	'template owner, OWNER a role it is not a member of');
 # conflicting options: core refuses the command before it looks for
 # connections
