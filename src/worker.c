@@ -33,6 +33,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
@@ -41,6 +42,7 @@
 #include "utils/timestamp.h"
 
 #include "purge.h"
+#include "registry.h"
 #include "scheduler.h"
 #include "settings.h"
 
@@ -100,34 +102,47 @@ worker_next_transaction(void *arg)
 }
 
 /*
- * The backlog of the unpaused containers, as ttl.stats computes it (each
- * walk as the table's owner, bounded).  Before 1.1 there is no
- * ttl._backlog: the backlog is then left unknown (0).
+ * The backlog of the unpaused containers, as ttl.stats computes it
+ * (ttl._backlog: each walk as the table's owner, bounded).  A table locked
+ * by someone else is left out rather than waited for, as the round skips
+ * it.  Before 1.1 there is no ttl._backlog: the backlog is left unknown (0).
  */
 static void
 compute_backlog(LeftBacklog *left)
 {
+	List	   *relids = ttl_list_containers(true);
+	ListCell   *lc;
 	bool		isnull;
+	Oid			argtypes[1] = {OIDOID};
 
 	left->due_rows = 0;
 	left->oldest_due = 0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute("SELECT pg_catalog.to_regprocedure('ttl._backlog(pg_catalog.regclass)')"
-					" IS NOT NULL", true, 1) == SPI_OK_SELECT &&
-		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
-		SPI_execute("SELECT pg_catalog.sum(b.expired)::pg_catalog.int8,"
-					" pg_catalog.min(b.oldest_expired_at)"
-					" FROM ttl.registry r CROSS JOIN LATERAL ttl._backlog(r.relid) b"
-					" WHERE NOT r.paused", true, 1) == SPI_OK_SELECT)
+					" IS NOT NULL", true, 1) != SPI_OK_SELECT ||
+		!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		relids = NIL;
+	/* a partition locked by DDL: that container's backlog is NULL (a WARNING) */
+	if (SPI_execute("SET LOCAL lock_timeout = '1s'", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not set lock_timeout");
+	foreach(lc, relids)
 	{
+		Datum		values[1] = {ObjectIdGetDatum(lfirst_oid(lc))};
 		Datum		d;
 
+		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
+			continue;			/* locked by DDL: the round skipped it too */
+		if (SPI_execute_with_args("SELECT expired, oldest_expired_at FROM ttl._backlog($1)",
+								  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			continue;
 		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			left->due_rows = DatumGetInt64(d);
+		if (isnull || DatumGetInt64(d) == 0)
+			continue;
+		left->due_rows += DatumGetInt64(d);
 		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-		if (!isnull && left->due_rows > 0)
+		if (!isnull && (left->oldest_due == 0 || DatumGetTimestampTz(d) < left->oldest_due))
 			left->oldest_due = DatumGetTimestampTz(d);
 	}
 	SPI_finish();
