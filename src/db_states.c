@@ -141,6 +141,24 @@ forget_resume_points(Oid dboid)
 }
 
 /*
+ * Launcher, at its start: workers of a previous launcher (that exited on
+ * an error) are no longer its to wait for.  Should one still run, the
+ * worker started in its place finds the slot taken and leaves.
+ */
+void
+ttl_db_launcher_started(void)
+{
+	int			i;
+
+	if (db_table == NULL)
+		return;
+	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	for (i = 0; i < TTL_MAX_DATABASES; i++)
+		db_table->dbs[i].running = false;
+	LWLockRelease(db_table->lock);
+}
+
+/*
  * Launcher: the connectable databases now.  New ones are entered as never
  * visited; those gone are forgotten.  With rescan, databases found without
  * the extension are visited once more (a restore, CREATE DATABASE ...
@@ -200,6 +218,14 @@ urgency(TtlDbState *db, TimestampTz now, int naptime_ms)
 	int64		since_served = now - db->last_served;
 	int64		score = since_served;
 
+	/*
+	 * Never visited: at once.  A visit that ended before the worker could
+	 * tell (it failed to connect, say) counts as one with nothing left, so
+	 * such a database is not tried again and again.
+	 */
+	if (db->has_ttl == TTL_DB_UNKNOWN && db->visits == 0)
+		return 0;
+
 	if (db->due_rows == 0 && since_served < (int64) naptime_ms * 1000)
 		return since_served - (int64) naptime_ms * 1000;
 	if (db->due_rows > 0 && db->oldest_due != 0)
@@ -251,7 +277,7 @@ ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms)
 		if (db->dboid == InvalidOid || db->running || db->has_ttl == TTL_DB_NO ||
 			ttl_database_blocked(db->dboid))
 			continue;
-		u = (db->has_ttl == TTL_DB_UNKNOWN) ? 0 : urgency(db, now, naptime_ms);
+		u = urgency(db, now, naptime_ms);
 		if (u < 0)
 		{
 			soonest = Min(soonest, -u);
@@ -270,8 +296,7 @@ ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms)
 			TtlDbState *db = &db_table->dbs[i];
 
 			if (db != best && db->dboid != InvalidOid && !db->running &&
-				db->has_ttl != TTL_DB_NO &&
-				(db->has_ttl == TTL_DB_UNKNOWN || urgency(db, now, naptime_ms) >= 0))
+				db->has_ttl != TTL_DB_NO && urgency(db, now, naptime_ms) >= 0)
 				db->passed_over++;
 		}
 		best->running = true;
@@ -356,7 +381,11 @@ ttl_db_set_has_ttl(Oid dboid, bool has_ttl)
 	LWLockRelease(db_table->lock);
 }
 
-/* Worker, when it leaves: the backlog it leaves behind. */
+/*
+ * Worker, when it leaves after a visit without error: the backlog it
+ * leaves behind.  An earlier visit's error is cleared, as ttl.stats clears
+ * a container's once it is purged again.
+ */
 void
 ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due)
 {
@@ -368,6 +397,7 @@ ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due)
 	{
 		db->due_rows = due_rows;
 		db->oldest_due = oldest_due;
+		db->last_error[0] = '\0';
 	}
 	LWLockRelease(db_table->lock);
 }

@@ -208,6 +208,7 @@ ttl_launcher_main(Datum arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("ttl launcher");
 	pool = MemoryContextAllocZero(TopMemoryContext, sizeof(PoolWorker) * ttl_max_workers);
+	ttl_db_launcher_started();
 
 	for (;;)
 	{

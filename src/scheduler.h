@@ -28,6 +28,7 @@ extern void ttl_install_worker_slot_hooks(void);
 extern Size ttl_db_states_size(void);
 extern void ttl_db_states_request(void);
 extern void ttl_db_states_attach(void);
+extern void ttl_db_launcher_started(void);
 extern void ttl_db_sync(List *dboids, bool rescan);
 extern Oid	ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms);
 extern void ttl_db_worker_gone(Oid dboid);

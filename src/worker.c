@@ -161,6 +161,8 @@ worker_round(LeftBacklog *left)
 
 	worker_begin();
 	installed = OidIsValid(get_extension_oid("ttl", true));
+	/* said at once: a round that fails still leaves this known */
+	ttl_db_set_has_ttl(MyDatabaseId, installed);
 	if (installed)
 	{
 		pgstat_report_activity(STATE_RUNNING, "ttl purge round");
@@ -199,10 +201,7 @@ worker_visit(Oid dboid)
 
 	PG_TRY();
 	{
-		bool		installed = worker_round(&left);
-
-		ttl_db_set_has_ttl(dboid, installed);
-		if (installed)
+		if (worker_round(&left))
 		{
 			ttl_db_save_resume_points(dboid, resume_points);
 			ttl_db_publish_backlog(dboid, left.due_rows, left.oldest_due);
