@@ -517,7 +517,10 @@ ttl_databases(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* ttl._worker_pool(): the pool's size, workers now, high-water mark. */
+/*
+ * ttl._worker_pool(): the pool's size, workers now, high-water mark; NULLs
+ * when ttl is not in shared_preload_libraries (there is no pool).
+ */
 PG_FUNCTION_INFO_V1(ttl_worker_pool);
 Datum
 ttl_worker_pool(PG_FUNCTION_ARGS)
@@ -528,15 +531,15 @@ ttl_worker_pool(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	values[0] = Int32GetDatum(ttl_max_workers);
 	if (db_table != NULL)
 	{
+		values[0] = Int32GetDatum(ttl_max_workers);
 		LWLockAcquire(db_table->lock, LW_SHARED);
 		values[1] = Int32GetDatum(db_table->running);
 		values[2] = Int32GetDatum(db_table->high_water);
 		LWLockRelease(db_table->lock);
 	}
 	else
-		nulls[1] = nulls[2] = true;
+		nulls[0] = nulls[1] = nulls[2] = true;	/* not preloaded: no pool */
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
 }

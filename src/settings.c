@@ -154,15 +154,6 @@ ttl_define_settings(void)
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
 
-	DefineCustomIntVariable("ttl.max_workers",
-							"Most purge workers running at once, in the whole cluster.",
-							"Each serves one database for a round, then leaves. Together with the launcher, ttl takes 1 + ttl.max_workers of max_worker_processes.",
-							&ttl_max_workers,
-							2, 1, 64,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
 	DefineCustomIntVariable("ttl.rescan_interval",
 							"Time between visits to the databases where no ttl extension was found.",
 							"Catches a database restored or created from a template that has the extension; CREATE EXTENSION ttl is noticed at once.",
@@ -207,6 +198,22 @@ ttl_define_settings(void)
 							 PGC_USERSET,
 							 GUC_UNIT_MS,
 							 NULL, NULL, NULL);
+
+	/*
+	 * The pool's size fixes shared memory: defined only when loaded by
+	 * shared_preload_libraries (core refuses a server-start setting
+	 * defined later), so a session that loads ttl by itself does not know
+	 * it; there is no pool then.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("ttl.max_workers",
+								"Most purge workers running at once, in the whole cluster.",
+								"Each serves one database for a round, then leaves. Together with the launcher, ttl takes 1 + ttl.max_workers of max_worker_processes.",
+								&ttl_max_workers,
+								2, 1, 64,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("ttl");
 }

@@ -24,6 +24,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -102,6 +103,29 @@ worker_next_transaction(void *arg)
 }
 
 /*
+ * AccessShareLock on a container and all its partitions, or false at once
+ * when someone else's lock stands in the way (no queueing behind DDL; the
+ * locks taken stay until the end of the transaction, as a SELECT's would).
+ */
+static bool
+lock_container_now(Oid relid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		return false;
+	rels = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, rels)
+	{
+		if (lfirst_oid(lc) != relid &&
+			!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
+			return false;
+	}
+	return true;
+}
+
+/*
  * The backlog of the unpaused containers, as ttl.stats computes it
  * (ttl._backlog: each walk as the table's owner, bounded).  A table locked
  * by someone else is left out rather than waited for, as the round skips
@@ -131,7 +155,7 @@ compute_backlog(LeftBacklog *left)
 		Datum		values[1] = {ObjectIdGetDatum(lfirst_oid(lc))};
 		Datum		d;
 
-		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
+		if (!lock_container_now(lfirst_oid(lc)))
 			continue;			/* locked by DDL: the round skipped it too */
 		if (SPI_execute_with_args("SELECT expired, oldest_expired_at FROM ttl._backlog($1)",
 								  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
