@@ -31,20 +31,25 @@
 
 #if PG_VERSION_NUM >= 160000
 #include "catalog/pg_database.h"
+#include "catalog/pg_tablespace.h"
 #include "parser/parse_relation.h"
 #endif
 
-/* ---- 16: pg_<class>_ownercheck became object_ownercheck(classid, ...) ---- */
+/* ---- 16: pg_<class>_ownercheck/aclcheck became object_*(classid, ...) ---- */
 #if PG_VERSION_NUM >= 160000
 #define ttl_class_ownercheck(relid, roleid) \
 	object_ownercheck(RelationRelationId, (relid), (roleid))
 #define ttl_database_ownercheck(dbid, roleid) \
 	object_ownercheck(DatabaseRelationId, (dbid), (roleid))
+#define ttl_tablespace_aclcheck(spcid, roleid, mode) \
+	object_aclcheck(TableSpaceRelationId, (spcid), (roleid), (mode))
 #else
 #define ttl_class_ownercheck(relid, roleid) \
 	pg_class_ownercheck((relid), (roleid))
 #define ttl_database_ownercheck(dbid, roleid) \
 	pg_database_ownercheck((dbid), (roleid))
+#define ttl_tablespace_aclcheck(spcid, roleid, mode) \
+	pg_tablespace_aclcheck((spcid), (roleid), (mode))
 #endif
 
 /* ---- 16: DecodeDateTime reports details through a DateTimeErrorExtra ---- */

@@ -1,11 +1,24 @@
 /*
  * launcher.c
- *		The ttl launcher: a static background worker that keeps one purge
- *		worker (worker.c) per database.  The shared memory that lets DROP
- *		DATABASE stop that worker first is in worker_slots.c.
+ *		The ttl launcher: a static background worker, connected to no
+ *		database, that hands the databases to a pool of at most
+ *		ttl.max_workers purge workers (worker.c), the autovacuum way.  Each
+ *		worker serves one database for a round and leaves; whenever a place
+ *		is free the launcher starts one for the most urgent database
+ *		(db_states.c: never visited first, then by waiting time and
+ *		backlog, and none passed over more than a few times).  Workers are
+ *		dynamic background workers started through handles: the launcher
+ *		waits for each to start, and is woken (bgw_notify_pid) when one
+ *		stops.  So ttl never holds more than 1 + ttl.max_workers of
+ *		max_worker_processes.
+ *
+ * Databases without the extension cost nothing between rescans: a worker
+ * that finds none there says so (db_states.c) and no other is started
+ * there until ttl.rescan_interval has passed, or CREATE EXTENSION ttl
+ * marks the database (worker_slots.c).
  *
  * Locking: the launcher holds no locks while it sleeps; it reads
- * pg_database in a short transaction each round.  It starts only once
+ * pg_database in a short transaction when it wakes.  It starts only once
  * recovery has finished, so a hot standby never purges, and a promoted one
  * starts.
  */
@@ -22,11 +35,12 @@
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
-#include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -38,12 +52,14 @@
 /* The launcher's naptime wait, by name in pg_stat_activity on 17+. */
 static uint32 launcher_wait_event = 0;
 
-typedef struct LaunchedWorker
+/* One place of the pool: the worker serving dboid, or free (handle NULL). */
+typedef struct PoolWorker
 {
 	Oid			dboid;
 	BackgroundWorkerHandle *handle;
-	TimestampTz launched_at;
-} LaunchedWorker;
+} PoolWorker;
+
+static PoolWorker *pool = NULL;	/* ttl.max_workers places */
 
 /* From _PG_init, when loaded by shared_preload_libraries. */
 void
@@ -113,81 +129,116 @@ connectable_databases(void)
 	return result;
 }
 
-/*
- * Start a worker for every database that has none.  A worker finding no
- * ttl extension in its database exits at once; it is tried again next
- * round, which is how new installations are picked up with no set-up.
- */
+/* Free the places of the workers that have stopped. */
 static void
-launch_round(HTAB *launched)
+reap_workers(void)
 {
-	List	   *dbs = connectable_databases();
-	ListCell   *lc;
-	static bool warned = false;
+	int			i;
 
-	foreach(lc, dbs)
+	for (i = 0; i < ttl_max_workers; i++)
 	{
-		Oid			dboid = lfirst_oid(lc);
-		LaunchedWorker *entry;
-		bool		found;
 		pid_t		pid;
 
-		if (ttl_database_blocked(dboid))
-			continue;			/* a command needs it to itself */
-		entry = hash_search(launched, &dboid, HASH_ENTER, &found);
-		if (found && entry->handle != NULL &&
-			GetBackgroundWorkerPid(entry->handle, &pid) != BGWH_STOPPED)
+		if (pool[i].handle == NULL ||
+			GetBackgroundWorkerPid(pool[i].handle, &pid) != BGWH_STOPPED)
 			continue;
-		/* at most one start per database and naptime, whatever wakes us */
-		if (found && !TimestampDifferenceExceeds(entry->launched_at,
-												 GetCurrentTimestamp(),
-												 ttl_naptime * 1000))
-			continue;
-		entry->launched_at = GetCurrentTimestamp();
-		if (found && entry->handle != NULL)
-			pfree(entry->handle);
-		entry->handle = NULL;
-		if (!launch_worker(dboid, &entry->handle))
-		{
-			entry->handle = NULL;
-			if (!warned)
-				ereport(WARNING,
-						(errmsg("ttl launcher could not start a worker for database %u", dboid),
-						 errhint("Raise max_worker_processes.")));
-			warned = true;
-		}
+		ttl_db_worker_gone(pool[i].dboid);
+		pfree(pool[i].handle);
+		pool[i].handle = NULL;
+		pool[i].dboid = InvalidOid;
 	}
-	list_free(dbs);
+}
+
+/*
+ * Start a worker in place i for dboid and wait until it has started (or
+ * already stopped).  False when no background worker slot is free.
+ */
+static bool
+start_worker(int i, Oid dboid)
+{
+	static bool warned = false;
+	pid_t		pid;
+
+	if (!launch_worker(dboid, &pool[i].handle))
+	{
+		pool[i].handle = NULL;
+		ttl_db_worker_gone(dboid);
+		if (!warned)
+			ereport(WARNING,
+					(errmsg("ttl launcher could not start a worker for database %u", dboid),
+					 errdetail("All of max_worker_processes are in use."),
+					 errhint("ttl needs 1 + ttl.max_workers of max_worker_processes; raise max_worker_processes.")));
+		warned = true;
+		return false;
+	}
+	pool[i].dboid = dboid;
+	if (WaitForBackgroundWorkerStartup(pool[i].handle, &pid) == BGWH_POSTMASTER_DIED)
+		proc_exit(1);
+	return true;
+}
+
+/*
+ * Fill the free places of the pool, most urgent database first.  Returns
+ * how long to sleep at most: until the next database is due, unless a
+ * worker stops before (its stop sets our latch).
+ */
+static long
+fill_pool(void)
+{
+	long		wait_ms = ttl_naptime * 1000L;
+	int			i;
+
+	for (i = 0; i < ttl_max_workers; i++)
+	{
+		Oid			dboid;
+
+		if (pool[i].handle != NULL)
+			continue;
+		dboid = ttl_db_pick(GetCurrentTimestamp(), ttl_naptime * 1000, &wait_ms);
+		if (!OidIsValid(dboid) || !start_worker(i, dboid))
+			break;
+	}
+	return wait_ms;
 }
 
 void
 ttl_launcher_main(Datum arg)
 {
-	HASHCTL		ctl;
-	HTAB	   *launched;
+	TimestampTz last_rescan = GetCurrentTimestamp();
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("ttl launcher");
-
-	ctl.keysize = sizeof(Oid);
-	ctl.entrysize = sizeof(LaunchedWorker);
-	launched = hash_create("ttl launched workers", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+	pool = MemoryContextAllocZero(TopMemoryContext, sizeof(PoolWorker) * ttl_max_workers);
+	ttl_db_launcher_started();
 
 	for (;;)
 	{
+		long		wait_ms = ttl_naptime * 1000L;
+
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		reap_workers();
 		if (ttl_enabled)
-			launch_round(launched);
+		{
+			List	   *dbs = connectable_databases();
+			bool		rescan = TimestampDifferenceExceeds(last_rescan, GetCurrentTimestamp(),
+															ttl_rescan_interval * 1000);
+
+			if (rescan)
+				last_rescan = GetCurrentTimestamp();
+			ttl_db_sync(dbs, rescan);
+			list_free(dbs);
+			wait_ms = fill_pool();
+		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ttl_naptime * 1000L,
+						 wait_ms,
 						 ttl_wait_event(&launcher_wait_event, "TtlLauncherNaptime"));
 		ResetLatch(MyLatch);
 	}

@@ -26,6 +26,20 @@ typedef struct TtlRoundOps
 	struct HTAB *resume;		/* where unfinished containers stopped */
 } TtlRoundOps;
 
+/*
+ * Where a bounded round left an unfinished container (an entry of the
+ * resume map, keyed by relid); kind is a PurgeKind of purge_internal.h.
+ * The worker keeps them in shared memory between its visits (worker.c).
+ */
+typedef struct TtlResumePoint
+{
+	Oid			relid;
+	int			kind;
+	Oid			leaf;
+	int64		lower_key;
+	int64		deleted;
+} TtlResumePoint;
+
 extern struct HTAB *ttl_create_resume_map(void);
 extern int64 ttl_purge_round(TtlRoundOps *ops);
 extern void ttl_cost_sleep(void);

@@ -108,14 +108,7 @@ ttl_cost_sleep(void)
  * clock and is either gone or was skipped (locked); a skipped row is found
  * again when the walk completes and the next walk starts from the bottom.
  */
-typedef struct ResumePoint
-{
-	Oid			relid;
-	PurgeKind	kind;
-	Oid			leaf;
-	int64		lower_key;
-	int64		deleted;
-} ResumePoint;
+typedef TtlResumePoint ResumePoint;
 
 HTAB *
 ttl_create_resume_map(void)
@@ -137,7 +130,7 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	point = hash_search(resume, &cur->relid, HASH_FIND, NULL);
 	if (point == NULL)
 		return;
-	cur->kind = point->kind;
+	cur->kind = (PurgeKind) point->kind;
 	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
 	cur->deleted = point->deleted;
@@ -160,7 +153,7 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		if (cursors[i].kind == PURGE_DONE)
 			continue;
 		point = hash_search(resume, &cursors[i].relid, HASH_ENTER, NULL);
-		point->kind = cursors[i].kind;
+		point->kind = (int) cursors[i].kind;
 		point->leaf = cursors[i].leaf;
 		point->lower_key = cursors[i].lower_key;
 		point->deleted = cursors[i].deleted;

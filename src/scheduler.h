@@ -1,19 +1,43 @@
 /*
  * scheduler.h
- *		Where purges are scheduled: the launcher (launcher.c) keeps one purge
- *		worker (worker.c) per database; worker_slots.c holds their shared
- *		memory and stops a worker before DROP DATABASE and the like.
+ *		Where purges are scheduled: the launcher (launcher.c) hands the
+ *		databases, most urgent first, to a pool of at most ttl.max_workers
+ *		purge workers (worker.c), each of which serves one database for a
+ *		round and leaves.  db_states.c holds what is known of each database
+ *		in shared memory; worker_slots.c holds the workers' slots and stops
+ *		a worker before DROP DATABASE and the like.
  */
 #ifndef TTL_SCHEDULER_H
 #define TTL_SCHEDULER_H
+
+#include "datatype/timestamp.h"
+#include "nodes/pg_list.h"
+
+struct HTAB;
 
 extern void ttl_register_launcher(void);
 extern bool ttl_claim_worker_slot(Oid dboid);
 PGDLLEXPORT void ttl_launcher_main(Datum arg);
 PGDLLEXPORT void ttl_worker_main(Datum arg);
 
-/* worker_slots.c, for launcher.c */
+/* worker_slots.c, for launcher.c and db_states.c */
 extern bool ttl_database_blocked(Oid dboid);
 extern void ttl_install_worker_slot_hooks(void);
+
+/* db_states.c: the databases, in shared memory */
+extern Size ttl_db_states_size(void);
+extern void ttl_db_states_request(void);
+extern void ttl_db_states_attach(void);
+extern void ttl_db_launcher_started(void);
+extern void ttl_db_sync(List *dboids, bool rescan);
+extern Oid	ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms);
+extern void ttl_db_worker_gone(Oid dboid);
+extern void ttl_db_worker_arrived(Oid dboid);
+extern void ttl_db_worker_left(Oid dboid);
+extern void ttl_db_set_has_ttl(Oid dboid, bool has_ttl);
+extern void ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due);
+extern void ttl_db_publish_error(Oid dboid, const char *message);
+extern void ttl_db_load_resume_points(Oid dboid, struct HTAB *map);
+extern void ttl_db_save_resume_points(Oid dboid, struct HTAB *map);
 
 #endif							/* TTL_SCHEDULER_H */

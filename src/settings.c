@@ -23,6 +23,8 @@
 
 bool		ttl_enabled = true;
 int			ttl_naptime = 10;
+int			ttl_max_workers = 2;
+int			ttl_rescan_interval = 300;
 int			ttl_batch_size = 1000;
 int			ttl_batch_timeout = 60000;
 int			ttl_cost_limit = 200;
@@ -145,10 +147,19 @@ ttl_define_settings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("ttl.naptime",
-							"Time between purge rounds of the background worker.",
-							NULL,
+							"Time between purge rounds of a database, and the longest a round lasts.",
+							"A worker serves its database for one round, then leaves the pool's slot to the next database.",
 							&ttl_naptime,
 							10, 1, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ttl.rescan_interval",
+							"Time between visits to the databases where no ttl extension was found.",
+							"Catches a database restored or created from a template that has the extension; CREATE EXTENSION ttl is noticed at once.",
+							&ttl_rescan_interval,
+							300, 1, 86400,
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
@@ -188,6 +199,22 @@ ttl_define_settings(void)
 							 PGC_USERSET,
 							 GUC_UNIT_MS,
 							 NULL, NULL, NULL);
+
+	/*
+	 * The pool's size fixes shared memory: defined only when loaded by
+	 * shared_preload_libraries (core refuses a server-start setting
+	 * defined later), so a session that loads ttl by itself does not know
+	 * it; there is no pool then.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("ttl.max_workers",
+								"Most purge workers running at once, in the whole cluster.",
+								"Each serves one database for a round, then leaves. Together with the launcher, ttl takes 1 + ttl.max_workers of max_worker_processes.",
+								&ttl_max_workers,
+								2, 1, 64,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("ttl");
 }

@@ -13,6 +13,8 @@
 
 extern bool ttl_enabled;
 extern int	ttl_naptime;
+extern int	ttl_max_workers;
+extern int	ttl_rescan_interval;
 extern int	ttl_batch_size;
 extern int	ttl_batch_timeout;
 extern int	ttl_cost_limit;

@@ -14,7 +14,8 @@
  *   live_view.c        where it is hidden (<table>_live); live_filter.c
  *   purge_*.c          where it is purged: purge_batch.c, purge_direct.c,
  *                      purge_leaves.c, purge_round.c, purge_functions.c
- *   launcher.c         where purges are scheduled: worker_slots.c, worker.c
+ *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
+ *                      db_states.c (the databases in shared memory)
  *   stats.c            ttl.purge_stats and the backlog
  *   ddl_*.c            containers follow ALTER TABLE
  *

@@ -1,42 +1,61 @@
 /*
  * worker.c
- *		The purge worker of one database (its OID in bgw_main_arg): round
- *		after round, every ttl.naptime, it purges every unpaused container
- *		with ttl_purge_round(), one committed batch at a time, within the
- *		cost budget, as each table's owner.
+ *		A purge worker of the pool (launcher.c): it serves one database (its
+ *		OID in bgw_main_arg) for one round, bounded by ttl.naptime, and
+ *		leaves.  The round purges every unpaused container with
+ *		ttl_purge_round(), one committed batch at a time, within the cost
+ *		budget, as each table's owner, from the resume points its
+ *		predecessor left in shared memory.  Leaving, it publishes there what
+ *		the launcher ranks databases by (db_states.c): whether the database
+ *		has the extension, its backlog (due rows, oldest due item), the
+ *		error that ended the visit, and the resume points of the containers
+ *		it did not finish.
  *
  * Security: it connects as the bootstrap superuser, pins search_path to
  * pg_catalog, pg_temp for its whole life, lists containers in C and runs
  * each batch as the table's owner (purge_batch.c).
  *
- * Locking: only what purge_batch.c takes, one short transaction per batch.  The
- * worker holds no snapshot and no lock while it sleeps.  SIGHUP reloads the
- * settings (ttl.enabled off ends a round at the next batch); SIGTERM ends it.
+ * Locking: only what purge_batch.c takes, one short transaction per batch,
+ * and the shared state's lock for a copy (db_states.c).  The worker never
+ * sleeps holding a snapshot or a lock (the cost budget sleeps between
+ * transactions).  SIGHUP reloads the settings (ttl.enabled off ends the
+ * round at the next batch); SIGTERM ends it.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "compat.h"
 #include "purge.h"
+#include "registry.h"
 #include "scheduler.h"
 #include "settings.h"
 
-/* The worker's naptime wait, by name in pg_stat_activity on 17+. */
-static uint32 worker_wait_event = 0;
-
 static HTAB *resume_points = NULL;
+
+/* The backlog the worker leaves: due rows and the oldest due item. */
+typedef struct LeftBacklog
+{
+	int64		due_rows;
+	TimestampTz oldest_due;		/* 0: none */
+} LeftBacklog;
 
 static void
 reload_settings_if_asked(void)
@@ -85,37 +104,144 @@ worker_next_transaction(void *arg)
 }
 
 /*
- * One round; false when the extension is not installed in this database.
- * *unfinished: the round stopped at its time bound with work left.
+ * AccessShareLock on a container and all its partitions, or false at once
+ * when someone else's lock stands in the way (no queueing behind DDL; the
+ * locks taken stay until the end of the transaction, as a SELECT's would).
  */
 static bool
-worker_round(bool *unfinished)
+lock_container_now(Oid relid)
+{
+	List	   *rels;
+	ListCell   *lc;
+
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		return false;
+	rels = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, rels)
+	{
+		if (lfirst_oid(lc) != relid &&
+			!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The backlog of the unpaused containers, as ttl.stats computes it
+ * (ttl._backlog: each walk as the table's owner, bounded).  A table locked
+ * by someone else is left out rather than waited for, as the round skips
+ * it.  Before 1.1 there is no ttl._backlog: the backlog is left unknown (0).
+ */
+static void
+compute_backlog(LeftBacklog *left)
+{
+	List	   *relids = ttl_list_containers(true);
+	ListCell   *lc;
+	bool		isnull;
+	Oid			argtypes[1] = {OIDOID};
+
+	left->due_rows = 0;
+	left->oldest_due = 0;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT pg_catalog.to_regprocedure('ttl._backlog(pg_catalog.regclass)')"
+					" IS NOT NULL", true, 1) != SPI_OK_SELECT ||
+		!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		relids = NIL;
+	/* a partition locked by DDL: that container's backlog is NULL (a WARNING) */
+	if (SPI_execute("SET LOCAL lock_timeout = '1s'", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not set lock_timeout");
+	foreach(lc, relids)
+	{
+		Datum		values[1] = {ObjectIdGetDatum(lfirst_oid(lc))};
+		Datum		d;
+
+		if (!lock_container_now(lfirst_oid(lc)))
+			continue;			/* locked by DDL: the round skipped it too */
+		if (SPI_execute_with_args("SELECT expired, oldest_expired_at FROM ttl._backlog($1)",
+								  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			continue;
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (isnull || DatumGetInt64(d) == 0)
+			continue;
+		left->due_rows += DatumGetInt64(d);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		if (!isnull && (left->oldest_due == 0 || DatumGetTimestampTz(d) < left->oldest_due))
+			left->oldest_due = DatumGetTimestampTz(d);
+	}
+	SPI_finish();
+}
+
+/*
+ * The visit: one round and the backlog it leaves; false when the extension
+ * is not installed in this database.
+ */
+static bool
+worker_round(LeftBacklog *left)
 {
 	TtlRoundOps ops = {0};
 	bool		installed;
 	int64		deleted;
 
-	*unfinished = false;
 	worker_begin();
 	installed = OidIsValid(get_extension_oid("ttl", true));
+	/* said at once: a round that fails still leaves this known */
+	ttl_db_set_has_ttl(MyDatabaseId, installed);
 	if (installed)
 	{
 		pgstat_report_activity(STATE_RUNNING, "ttl purge round");
 		ops.next_transaction = worker_next_transaction;
 		ops.report = worker_report;
 		ops.all_owners = true;
-		/* a round lasts at most a naptime, so new expiries wait no longer */
+		/* a round lasts at most a naptime, so other databases wait no longer */
 		ops.max_round_ms = ttl_naptime * 1000;
 		ops.resume = resume_points;
 		deleted = ttl_purge_round(&ops);
-		*unfinished = ops.unfinished;
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);
+		pgstat_report_activity(STATE_RUNNING, "ttl backlog");
+		worker_commit();
+		worker_begin();
+		compute_backlog(left);
 	}
 	worker_commit();
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return installed;
+}
+
+/* Any exit: the pool's count and the database's last visit. */
+static void
+worker_leaves(int code, Datum arg)
+{
+	ttl_db_worker_left(DatumGetObjectId(arg));
+}
+
+/* The visit, with the error that ends it (if any) kept for ttl.databases. */
+static void
+worker_visit(Oid dboid)
+{
+	LeftBacklog left = {0};
+
+	PG_TRY();
+	{
+		if (worker_round(&left))
+		{
+			ttl_db_save_resume_points(dboid, resume_points);
+			ttl_db_publish_backlog(dboid, left.due_rows, left.oldest_due);
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		ttl_db_publish_error(dboid, edata->message);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }
 
 void
@@ -130,6 +256,8 @@ ttl_worker_main(Datum arg)
 		proc_exit(0);			/* another worker serves this database */
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("ttl worker");
+	ttl_db_worker_arrived(dboid);
+	on_shmem_exit(worker_leaves, ObjectIdGetDatum(dboid));
 	/*
 	 * The worker is the bootstrap superuser: whatever the database's or the
 	 * role's setting (lower sources than this one), nothing it runs
@@ -139,21 +267,10 @@ ttl_worker_main(Datum arg)
 	 */
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
 	resume_points = ttl_create_resume_map();
+	ttl_db_load_resume_points(dboid, resume_points);
 
-	for (;;)
-	{
-		bool		unfinished = false;
-
-		CHECK_FOR_INTERRUPTS();
-		reload_settings_if_asked();
-		if (ttl_enabled && !worker_round(&unfinished))
-			break;				/* no ttl here: the launcher asks again later */
-		if (unfinished)
-			continue;			/* backlog left: next round at once */
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ttl_naptime * 1000L,
-						 ttl_wait_event(&worker_wait_event, "TtlWorkerNaptime"));
-		ResetLatch(MyLatch);
-	}
+	reload_settings_if_asked();
+	if (ttl_enabled)
+		worker_visit(dboid);
 	proc_exit(0);
 }

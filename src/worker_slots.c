@@ -1,11 +1,14 @@
 /*
  * worker_slots.c
  *		The shared memory of the scheduler: one slot per purge worker
- *		(claimed by ttl_claim_worker_slot at the worker's start) and the list
- *		of databases blocked by a command that needs them alone, with the
- *		ProcessUtility hook that lets DROP DATABASE, ALTER DATABASE ...
- *		RENAME and CREATE DATABASE ... TEMPLATE stop that database's worker
- *		first.
+ *		(claimed by ttl_claim_worker_slot at the worker's start, at most
+ *		ttl.max_workers at once) and the list of databases blocked by a
+ *		command that needs them alone, with the ProcessUtility hook that
+ *		lets DROP DATABASE, ALTER DATABASE ... RENAME, ALTER DATABASE ...
+ *		SET TABLESPACE and CREATE DATABASE ... TEMPLATE stop that
+ *		database's worker first.  The same hook tells the launcher at once
+ *		when CREATE EXTENSION ttl gives a database the extension
+ *		(db_states.c, whose shared memory is requested here too).
  *
  * Locking: TtlShared->mutex (a spinlock) guards the slot array and the
  * list of blocked databases.  A slot is claimed by a worker at start and
@@ -24,8 +27,10 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_tablespace.h"
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
+#include "commands/tablespace.h"
 #include "utils/acl.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -41,6 +46,7 @@
 
 #include "compat.h"
 #include "scheduler.h"
+#include "settings.h"
 
 /* Waiting for a database's worker to exit, by name on 17+. */
 static uint32 worker_exit_wait_event = 0;
@@ -85,6 +91,7 @@ ttl_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(ttl_shared_size());
+	ttl_db_states_request();
 }
 
 static void
@@ -103,6 +110,7 @@ ttl_shmem_startup(void)
 		ttl_shared->nslots = max_worker_processes;
 		memset(ttl_shared->slots, 0, sizeof(TtlWorkerSlot) * max_worker_processes);
 	}
+	ttl_db_states_attach();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -146,13 +154,16 @@ ttl_database_blocked(Oid dboid)
 
 /*
  * Called by a worker: record that it serves this database.  False when
- * another worker serves it already, or a command has blocked it.
+ * another worker serves it already, a command has blocked it, or
+ * ttl.max_workers workers run already (the launcher never starts more;
+ * this makes the bound hold whatever happens).
  */
 bool
 ttl_claim_worker_slot(Oid dboid)
 {
 	int			i;
 	int			free_slot = -1;
+	int			taken = 0;
 
 	SpinLockAcquire(&ttl_shared->mutex);
 	if (database_blocked_locked(dboid))
@@ -167,9 +178,13 @@ ttl_claim_worker_slot(Oid dboid)
 			SpinLockRelease(&ttl_shared->mutex);
 			return false;		/* another worker serves it already */
 		}
-		if (free_slot < 0 && ttl_shared->slots[i].pid == 0)
+		if (ttl_shared->slots[i].pid != 0)
+			taken++;
+		else if (free_slot < 0)
 			free_slot = i;
 	}
+	if (taken >= ttl_max_workers)
+		free_slot = -1;
 	if (free_slot >= 0)
 	{
 		ttl_shared->slots[free_slot].dboid = dboid;
@@ -356,6 +371,45 @@ may_drop_or_rename_database(Node *stmt, Oid dboid)
 }
 
 /*
+ * Whether core would let the current user move dboid to another
+ * tablespace with ALTER DATABASE ... SET TABLESPACE: the checks of
+ * movedb() that come before it looks for other connections.  Ownership,
+ * not the current database, CREATE on an existing tablespace other than
+ * pg_global, and a real move (the same tablespace returns at once).
+ */
+static bool
+may_move_database(AlterDatabaseStmt *stmt, Oid dboid)
+{
+	const char *spcname = defGetString((DefElem *) linitial(stmt->options));
+	Oid			spcoid = get_tablespace_oid(spcname, true);
+	HeapTuple	tup;
+	Oid			current;
+
+	if (dboid == MyDatabaseId || !ttl_database_ownercheck(dboid, GetUserId()))
+		return false;
+	if (!OidIsValid(spcoid) || spcoid == GLOBALTABLESPACE_OID ||
+		ttl_tablespace_aclcheck(spcoid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		return false;
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	current = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
+	ReleaseSysCache(tup);
+	return current != spcoid;
+}
+
+/* ALTER DATABASE ... SET TABLESPACE: the only option of its statement. */
+static bool
+is_set_tablespace(Node *stmt)
+{
+	AlterDatabaseStmt *alter = (AlterDatabaseStmt *) stmt;
+
+	return IsA(stmt, AlterDatabaseStmt) && list_length(alter->options) == 1 &&
+		strcmp(((DefElem *) linitial(alter->options))->defname, "tablespace") == 0 &&
+		((DefElem *) linitial(alter->options))->arg != NULL;
+}
+
+/*
  * The database a utility command needs to itself (no other connection),
  * when the current user may run that command on it; else InvalidOid.
  */
@@ -370,6 +424,8 @@ database_needed_alone(Node *stmt)
 	else if (IsA(stmt, RenameStmt) &&
 			 ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
 		dbname = ((RenameStmt *) stmt)->subname;
+	else if (is_set_tablespace(stmt))
+		dbname = ((AlterDatabaseStmt *) stmt)->dbname;
 	else if (IsA(stmt, CreatedbStmt))
 	{
 		ListCell   *lc;
@@ -397,9 +453,24 @@ database_needed_alone(Node *stmt)
 	 */
 	if (IsA(stmt, CreatedbStmt) ?
 		!may_clone_database((CreatedbStmt *) stmt, dboid) :
+		IsA(stmt, AlterDatabaseStmt) ?
+		!may_move_database((AlterDatabaseStmt *) stmt, dboid) :
 		!may_drop_or_rename_database(stmt, dboid))
 		return InvalidOid;
 	return dboid;
+}
+
+/*
+ * CREATE EXTENSION ttl: the launcher is told at once (db_states.c) rather
+ * than at its next rescan.  Called once the command has succeeded; should
+ * its transaction roll back, the next worker there finds no extension and
+ * says so.
+ */
+static bool
+creates_ttl_extension(Node *stmt)
+{
+	return IsA(stmt, CreateExtensionStmt) &&
+		strcmp(((CreateExtensionStmt *) stmt)->extname, "ttl") == 0;
 }
 
 static void
@@ -428,6 +499,8 @@ ttl_process_utility(PlannedStmt *pstmt, const char *queryString,
 			unblock_database(block);
 	}
 	PG_END_TRY();
+	if (creates_ttl_extension(pstmt->utilityStmt))
+		ttl_db_set_has_ttl(MyDatabaseId, true);
 }
 
 /*

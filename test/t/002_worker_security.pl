@@ -181,7 +181,6 @@ is( $node->safe_psql('db1',
 
 # -------------------------------------------------------------------------
 # DROP TABLE of a container while the worker purges it
-my $pid_before = worker_pids($node, 'db1');
 $node->safe_psql('db1',
 	q{INSERT INTO app.big SELECT g, '{"ttl": 1}' FROM generate_series(1, 1000) g});
 ok( $node->poll_query_until('db1',
@@ -196,7 +195,10 @@ $node->safe_psql('db1',
 	q{INSERT INTO app.c3 SELECT g, '{"ttl": 1}' FROM generate_series(100, 130) g});
 ok($node->poll_query_until('db1', 'SELECT count(*) FROM app.c3', '1'),
 	'worker still purges after DROP TABLE of a container it was purging');
-is(worker_pids($node, 'db1'), $pid_before, 'same worker: it did not die');
+# (issue 12: workers leave after each round, so not "the same pid" but: no
+# visit of db1 ended in an error)
+is($node->safe_psql('db1', "SELECT last_error FROM ttl.databases WHERE datname = 'db1'"),
+	'', 'the worker did not die: no visit of db1 ended in an error');
 ok(!$node->log_contains('terminated by signal|PANIC|TRAP:|server process .* exited with exit code [1-9]'),
 	'no crash in the server log');
 
