@@ -38,7 +38,6 @@ extern int	ttl_own_ddl;
 extern void ttl_run_pinned(const char *sql);
 extern Oid	ttl_registered_view(Oid relid);
 extern char *ttl_qualified_name(Oid relid);
-extern char *ttl_display_name(Oid relid);
 extern bool ttl_relation_has_row_security(Oid relid);
 extern char *ttl_view_options_text(Oid view);
 extern Acl *ttl_relation_acl(Oid relid);

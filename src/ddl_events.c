@@ -162,7 +162,7 @@ refuse_document_change(Oid relid, const char *doc_column, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("cannot %s the document column \"%s\" of ttl container \"%s\"",
-					what, doc_column, ttl_display_name(relid)),
+					what, doc_column, ttl_qualified_name(relid)),
 			 errdetail("The stamping trigger, the purge indexes and the live view of the container use it."),
 			 errhint("Run ttl.disable() on the table first.")));
 }
@@ -210,7 +210,7 @@ check_view_droppable(Oid relid, Oid view)
 			ereport(ERROR,
 					(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
 					 errmsg("cannot change the columns of ttl container \"%s\" because other objects depend on its live view %s",
-							ttl_display_name(relid), ttl_display_name(view)),
+							ttl_qualified_name(relid), ttl_qualified_name(view)),
 					 errdetail("%s depends on the view, which must be created again for this change.",
 							   getObjectDescription(&obj, false)),
 					 errhint("Drop the dependent objects first, or run ttl.disable() before the change and ttl.enable() after it.")));

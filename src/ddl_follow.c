@@ -259,7 +259,7 @@ follow_table_rename(Oid relid, Oid view, const char *old_relname)
 		ereport(WARNING,
 				(errcode(ERRCODE_NAME_TOO_LONG),
 				 errmsg("live view %s of ttl container \"%s\" keeps its name",
-						ttl_display_name(view), ttl_display_name(relid)),
+						ttl_qualified_name(view), ttl_qualified_name(relid)),
 				 errdetail("The name \"%s\" would be longer than %d bytes.",
 						   newname, NAMEDATALEN - 1)));
 		return;
@@ -269,7 +269,7 @@ follow_table_rename(Oid relid, Oid view, const char *old_relname)
 		ereport(WARNING,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("live view %s of ttl container \"%s\" keeps its name",
-						ttl_display_name(view), ttl_display_name(relid)),
+						ttl_qualified_name(view), ttl_qualified_name(relid)),
 				 errdetail("A relation or type \"%s\" already exists in schema \"%s\".",
 						   newname, get_namespace_name(nsp))));
 		return;
@@ -292,7 +292,7 @@ follow_schema(Oid relid, Oid view)
 		ereport(WARNING,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
 				 errmsg("live view %s of ttl container \"%s\" stays in its schema",
-						ttl_display_name(view), ttl_display_name(relid)),
+						ttl_qualified_name(view), ttl_qualified_name(relid)),
 				 errdetail("A relation or type \"%s\" already exists in schema \"%s\".",
 						   name, get_namespace_name(nsp))));
 		return;
@@ -379,7 +379,7 @@ ttl_follow_table(PG_FUNCTION_ARGS)
 		CurrentResourceOwner = owner;
 		ereport(WARNING,
 				(errmsg("live view of ttl container \"%s\" not brought in line: %s",
-						ttl_display_name(relid), edata->message),
+						ttl_qualified_name(relid), edata->message),
 				 errhint("Check its view by hand, e.g. ALTER VIEW ... SET (security_invoker = true) when the table has row-level security.")));
 	}
 	PG_END_TRY();

@@ -124,12 +124,6 @@ ttl_qualified_name(Oid relid)
 									  get_rel_name(relid));
 }
 
-char *
-ttl_display_name(Oid relid)
-{
-	return ttl_qualified_name(relid);
-}
-
 bool
 ttl_relation_has_row_security(Oid relid)
 {
