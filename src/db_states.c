@@ -55,6 +55,7 @@ typedef struct TtlDbState
 	bool		running;		/* the launcher started a worker for it */
 	pid_t		pid;			/* that worker, once it has connected */
 	int			passed_over;	/* picks that chose another database */
+	uint32		ext_marks;		/* CREATE EXTENSION ttl commits seen */
 	int64		visits;			/* workers started for it */
 	TimestampTz last_served;	/* the end of its last worker's visit */
 	int64		due_rows;		/* backlog when its last worker left */
@@ -363,20 +364,57 @@ ttl_db_worker_left(Oid dboid)
 }
 
 /*
- * Whether dboid has the extension: from a worker that looked, or from
- * CREATE EXTENSION ttl (so a new installation is served at once, without
- * waiting for the rescan).
+ * CREATE EXTENSION ttl has committed in dboid (worker_slots.c calls this
+ * from its commit callback): the database is served at once, without
+ * waiting for the rescan.  The count tells a worker that looked for the
+ * extension before this commit that its "not installed" is out of date.
  */
 void
-ttl_db_set_has_ttl(Oid dboid, bool has_ttl)
+ttl_db_mark_has_ttl(Oid dboid)
 {
 	TtlDbState *db;
 
 	if (db_table == NULL)
 		return;
 	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
-	db = find_db(dboid, has_ttl);
+	db = find_db(dboid, true);
 	if (db != NULL)
+	{
+		db->has_ttl = TTL_DB_YES;
+		db->ext_marks++;
+	}
+	LWLockRelease(db_table->lock);
+}
+
+/* How many CREATE EXTENSION ttl commits dboid has seen; read before looking. */
+uint32
+ttl_db_ext_marks(Oid dboid)
+{
+	TtlDbState *db;
+	uint32		marks = 0;
+
+	LWLockAcquire(db_table->lock, LW_SHARED);
+	db = find_db(dboid, false);
+	if (db != NULL)
+		marks = db->ext_marks;
+	LWLockRelease(db_table->lock);
+	return marks;
+}
+
+/*
+ * Worker: whether it found the extension in its database.  marks_before is
+ * ttl_db_ext_marks() read before the worker took the snapshot it looked
+ * with: a "not installed" is dropped when CREATE EXTENSION ttl committed
+ * since, or it would keep a new installation waiting for the rescan.
+ */
+void
+ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before)
+{
+	TtlDbState *db;
+
+	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	db = find_db(dboid, has_ttl);
+	if (db != NULL && (has_ttl || db->ext_marks == marks_before))
 		db->has_ttl = has_ttl ? TTL_DB_YES : TTL_DB_NO;
 	LWLockRelease(db_table->lock);
 }

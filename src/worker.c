@@ -183,11 +183,12 @@ worker_round(LeftBacklog *left)
 	TtlRoundOps ops = {0};
 	bool		installed;
 	int64		deleted;
+	uint32		marks_before = ttl_db_ext_marks(MyDatabaseId);
 
 	worker_begin();
 	installed = OidIsValid(get_extension_oid("ttl", true));
 	/* said at once: a round that fails still leaves this known */
-	ttl_db_set_has_ttl(MyDatabaseId, installed);
+	ttl_db_set_has_ttl(MyDatabaseId, installed, marks_before);
 	if (installed)
 	{
 		pgstat_report_activity(STATE_RUNNING, "ttl purge round");

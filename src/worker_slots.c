@@ -461,11 +461,24 @@ database_needed_alone(Node *stmt)
 }
 
 /*
- * CREATE EXTENSION ttl: the launcher is told at once (db_states.c) rather
- * than at its next rescan.  Called once the command has succeeded; should
- * its transaction roll back, the next worker there finds no extension and
- * says so.
+ * CREATE EXTENSION ttl: the launcher is told (db_states.c) rather than
+ * left to its next rescan, when the transaction commits.  Not before: a
+ * worker that looked in between would not see the extension yet and say
+ * so after our mark, and the database would wait for the rescan.  A
+ * savepoint rolled back after the command leaves a mark that the next
+ * worker there corrects.
  */
+static bool ttl_created_in_xact = false;
+
+static void
+mark_created_at_commit(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && ttl_created_in_xact)
+		ttl_db_mark_has_ttl(MyDatabaseId);
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT)
+		ttl_created_in_xact = false;
+}
+
 static bool
 creates_ttl_extension(Node *stmt)
 {
@@ -500,7 +513,7 @@ ttl_process_utility(PlannedStmt *pstmt, const char *queryString,
 	}
 	PG_END_TRY();
 	if (creates_ttl_extension(pstmt->utilityStmt))
-		ttl_db_set_has_ttl(MyDatabaseId, true);
+		ttl_created_in_xact = true;
 }
 
 /*
@@ -516,4 +529,5 @@ ttl_install_worker_slot_hooks(void)
 	shmem_startup_hook = ttl_shmem_startup;
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = ttl_process_utility;
+	RegisterXactCallback(mark_created_at_commit, NULL);
 }
