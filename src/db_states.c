@@ -256,9 +256,13 @@ more_urgent(TtlDbState *a, int64 ua, TtlDbState *b, int64 ub)
  * Launcher: the database to serve next, marked running, or InvalidOid.
  * The others that were due are passed over once more.  *wait_ms: when
  * nothing is due, how long until something is (at most naptime).
+ * Databases for which is_blocked says true (a command needs them alone:
+ * worker_slots.c) are left out; taken as a parameter so that this file
+ * does not depend on the one that owns the blocks.
  */
 Oid
-ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms)
+ttl_db_pick(TimestampTz now, int naptime_ms, bool (*is_blocked) (Oid dboid),
+			long *wait_ms)
 {
 	TtlDbState *best = NULL;
 	int64		best_urgency = 0;
@@ -276,7 +280,7 @@ ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms)
 		int64		u;
 
 		if (db->dboid == InvalidOid || db->running || db->has_ttl == TTL_DB_NO ||
-			ttl_database_blocked(db->dboid))
+			is_blocked(db->dboid))
 			continue;
 		u = urgency(db, now, naptime_ms);
 		if (u < 0)

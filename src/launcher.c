@@ -194,7 +194,8 @@ fill_pool(void)
 
 		if (pool[i].handle != NULL)
 			continue;
-		dboid = ttl_db_pick(GetCurrentTimestamp(), ttl_naptime * 1000, &wait_ms);
+		dboid = ttl_db_pick(GetCurrentTimestamp(), ttl_naptime * 1000,
+							ttl_database_blocked, &wait_ms);
 		if (!OidIsValid(dboid) || !start_worker(i, dboid))
 			break;
 	}

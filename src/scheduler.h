@@ -30,7 +30,8 @@ extern void ttl_db_states_request(void);
 extern void ttl_db_states_attach(void);
 extern void ttl_db_launcher_started(void);
 extern void ttl_db_sync(List *dboids, bool rescan);
-extern Oid	ttl_db_pick(TimestampTz now, int naptime_ms, long *wait_ms);
+extern Oid	ttl_db_pick(TimestampTz now, int naptime_ms, bool (*is_blocked) (Oid dboid),
+						long *wait_ms);
 extern void ttl_db_worker_gone(Oid dboid);
 extern void ttl_db_worker_arrived(Oid dboid);
 extern void ttl_db_worker_left(Oid dboid);
