@@ -45,8 +45,12 @@
 #include "settings.h"
 #include "stats.h"
 
-/* Each purge index is walked for at most this many rows (as in 1.0). */
-#define BACKLOG_WALK_LIMIT "1000000"
+/*
+ * ttl.backlog and ttl.stats walk each purge index for at most this many
+ * rows (as in 1.0).  The worker, which publishes a backlog each time it
+ * leaves a database (once a round), walks far fewer (TTL_SCHEDULER_WALK_LIMIT).
+ */
+#define BACKLOG_WALK_LIMIT 1000000
 
 typedef struct TtlBacklog
 {
@@ -58,7 +62,7 @@ typedef struct TtlBacklog
 
 /*
  * Run one walk as the current (owner's) role: count and smallest key of at
- * most BACKLOG_WALK_LIMIT due entries.  Needs SPI connected.
+ * most `limit` due entries (the walk's LIMIT).  Needs SPI connected.
  */
 static void
 backlog_walk(const char *sql, int64 cutoff, int64 *count, bool *have_min, int64 *min)
@@ -85,8 +89,9 @@ backlog_walk(const char *sql, int64 cutoff, int64 *count, bool *have_min, int64 
  */
 static void
 compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
-				int64 now_s, TtlBacklog *out)
+				int64 now_s, int64 limit, TtlBacklog *out)
 {
+	const char *limit_txt = psprintf(INT64_FORMAT, limit);
 	char	   *table = quote_qualified_identifier(get_namespace_name(nspid),
 												   get_rel_name(relid));
 	const char *col = quote_identifier(NameStr(c->doc_column));
@@ -110,8 +115,8 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 							  " (SELECT ttl.doc_ts(%1$s) AS k FROM %2$s"
 							  " WHERE ttl.doc_ttl(%1$s) IS NULL"
 							  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
-							  " ORDER BY 1 LIMIT " BACKLOG_WALK_LIMIT ") s",
-							  col, table),
+							  " ORDER BY 1 LIMIT %3$s) s",
+							  col, table, limit_txt),
 					 now_s - c->default_ttl, &n, &have_k, &k);
 		out->expired += n;
 		if (have_k)
@@ -124,8 +129,8 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
 						  " (SELECT ttl.doc_expiry(%1$s) AS k FROM %2$s"
 						  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
-						  " ORDER BY 1 LIMIT " BACKLOG_WALK_LIMIT ") s",
-						  col, table),
+						  " ORDER BY 1 LIMIT %3$s) s",
+						  col, table, limit_txt),
 				 now_s, &n, &have_k, &k);
 	out->expired += n;
 	if (have_k && (!out->have_oldest || k < out->oldest_s))
@@ -146,7 +151,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
  */
 static void
 compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
-						int64 now_s, TtlBacklog *out)
+						int64 now_s, int64 limit, TtlBacklog *out)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner resowner = CurrentResourceOwner;
@@ -155,7 +160,7 @@ compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		compute_backlog(relid, owner, nspid, c, now_s, out);
+		compute_backlog(relid, owner, nspid, c, now_s, limit, out);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = resowner;
@@ -189,7 +194,7 @@ compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
  * caller without SELECT on the table gets 42501; else NULLs.
  */
 static void
-container_backlog(Oid relid, bool must_read, TtlBacklog *out)
+container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 {
 	HeapTuple	tup;
 	Oid			nspid;
@@ -235,9 +240,9 @@ container_backlog(Oid relid, bool must_read, TtlBacklog *out)
 		return;
 	}
 	if (must_read)
-		compute_backlog(relid, owner, nspid, &c, now_s, out);
+		compute_backlog(relid, owner, nspid, &c, now_s, limit, out);
 	else
-		compute_backlog_or_null(relid, owner, nspid, &c, now_s, out);
+		compute_backlog_or_null(relid, owner, nspid, &c, now_s, limit, out);
 }
 
 static Datum
@@ -276,7 +281,7 @@ ttl_backlog(PG_FUNCTION_ARGS)
 {
 	TtlBacklog	b;
 
-	container_backlog(PG_GETARG_OID(0), true, &b);
+	container_backlog(PG_GETARG_OID(0), true, BACKLOG_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
 }
 
@@ -287,8 +292,30 @@ ttl_backlog_if_readable(PG_FUNCTION_ARGS)
 {
 	TtlBacklog	b;
 
-	container_backlog(PG_GETARG_OID(0), false, &b);
+	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
+}
+
+/*
+ * For the worker as it leaves a database: relid's due rows, counted up to
+ * TTL_SCHEDULER_WALK_LIMIT per purge index, and its oldest due item (0:
+ * none).  False when it could not be computed (a WARNING says why).
+ */
+bool
+ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
+{
+	TtlBacklog	b;
+
+	container_backlog(relid, false, TTL_SCHEDULER_WALK_LIMIT, &b);
+	*due_rows = b.known ? b.expired : 0;
+	*oldest_due = 0;
+	if (b.known && b.have_oldest &&
+		!pg_sub_s64_overflow(b.oldest_s, TTL_UNIX_EPOCH_OFFSET, oldest_due) &&
+		!pg_mul_s64_overflow(*oldest_due, USECS_PER_SEC, oldest_due) &&
+		IS_VALID_TIMESTAMP(*oldest_due))
+		return true;
+	*oldest_due = 0;
+	return b.known;
 }
 
 /* Add a purge's outcome to ttl.purge_stats (as the extension's owner). */

@@ -5,6 +5,16 @@
 #ifndef TTL_STATS_H
 #define TTL_STATS_H
 
+#include "datatype/timestamp.h"
+
+/*
+ * The worker's backlog walks stop after this many due rows per purge index:
+ * enough to rank databases, cheap to repeat every round (a full count of a
+ * big backlog would cost each round as much as the purge itself).
+ */
+#define TTL_SCHEDULER_WALK_LIMIT 10000
+
 extern void ttl_record_purge(Oid relid, int64 deleted, const char *error);
+extern bool ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due);
 
 #endif							/* TTL_STATS_H */

@@ -25,7 +25,6 @@
 
 #include "access/xact.h"
 #include "catalog/pg_inherits.h"
-#include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -47,6 +46,7 @@
 #include "registry.h"
 #include "scheduler.h"
 #include "settings.h"
+#include "stats.h"
 
 static HTAB *resume_points = NULL;
 
@@ -127,10 +127,12 @@ lock_container_now(Oid relid)
 }
 
 /*
- * The backlog of the unpaused containers, as ttl.stats computes it
- * (ttl._backlog: each walk as the table's owner, bounded).  A table locked
- * by someone else is left out rather than waited for, as the round skips
- * it.  Before 1.1 there is no ttl._backlog: the backlog is left unknown (0).
+ * The backlog of the unpaused containers, as ttl.stats computes it (each
+ * walk as the table's owner) but counted only up to TTL_SCHEDULER_WALK_LIMIT
+ * rows per purge index: the launcher ranks databases by it, and it is
+ * computed at every visit.  A table locked by someone else is left out
+ * rather than waited for, as the round skips it.  Before 1.1 the walks do
+ * not exist in that form (no ttl._backlog): the backlog is left unknown (0).
  */
 static void
 compute_backlog(LeftBacklog *left)
@@ -138,7 +140,6 @@ compute_backlog(LeftBacklog *left)
 	List	   *relids = ttl_list_containers(true);
 	ListCell   *lc;
 	bool		isnull;
-	Oid			argtypes[1] = {OIDOID};
 
 	left->due_rows = 0;
 	left->oldest_due = 0;
@@ -148,29 +149,23 @@ compute_backlog(LeftBacklog *left)
 					" IS NOT NULL", true, 1) != SPI_OK_SELECT ||
 		!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
 		relids = NIL;
-	/* a partition locked by DDL: that container's backlog is NULL (a WARNING) */
+	/* a partition locked by DDL: that container's backlog is unknown (a WARNING) */
 	if (SPI_execute("SET LOCAL lock_timeout = '1s'", false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not set lock_timeout");
+	SPI_finish();
 	foreach(lc, relids)
 	{
-		Datum		values[1] = {ObjectIdGetDatum(lfirst_oid(lc))};
-		Datum		d;
+		int64		due;
+		TimestampTz oldest;
 
 		if (!lock_container_now(lfirst_oid(lc)))
 			continue;			/* locked by DDL: the round skipped it too */
-		if (SPI_execute_with_args("SELECT expired, oldest_expired_at FROM ttl._backlog($1)",
-								  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
-			SPI_processed != 1)
+		if (!ttl_scheduler_backlog(lfirst_oid(lc), &due, &oldest) || due == 0)
 			continue;
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (isnull || DatumGetInt64(d) == 0)
-			continue;
-		left->due_rows += DatumGetInt64(d);
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
-		if (!isnull && (left->oldest_due == 0 || DatumGetTimestampTz(d) < left->oldest_due))
-			left->oldest_due = DatumGetTimestampTz(d);
+		left->due_rows += due;
+		if (oldest != 0 && (left->oldest_due == 0 || oldest < left->oldest_due))
+			left->oldest_due = oldest;
 	}
-	SPI_finish();
 }
 
 /*
