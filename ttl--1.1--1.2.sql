@@ -24,7 +24,7 @@ SELECT datid, datname, has_ttl, worker_pid, last_served, due_rows, oldest_due,
        ttl.now() OPERATOR(pg_catalog.-) oldest_due AS oldest_due_age,
        last_error, visits
   FROM ttl._databases();
-COMMENT ON VIEW ttl.databases IS 'per database: whether it has ttl (NULL: not visited yet), its worker now, when it was last served, the backlog its last worker left (due rows, oldest due item), the error that ended a visit, and how many workers visited it';
+COMMENT ON VIEW ttl.databases IS 'per database: whether it has ttl (NULL: not visited yet), its worker now, when it was last served, the backlog its last worker left (due rows, counted up to 10000 per purge index; oldest due item), the error that ended a visit, and how many workers visited it';
 
 CREATE FUNCTION ttl._worker_pool(OUT max_workers integer, OUT running integer,
                                  OUT high_water integer)
