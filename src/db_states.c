@@ -4,38 +4,28 @@
  *		memory, since the launcher connects to none: whether it has the
  *		extension (unknown until a worker looked, or CREATE EXTENSION ttl
  *		said so), when it was last served, the backlog its last worker left
- *		(due rows, oldest due item), its last error, and the resume points
- *		of its unfinished containers.  From this the launcher picks the next
- *		database to serve (ttl_db_pick); ttl.databases and ttl.worker_pool
- *		show it.
+ *		(due rows, oldest due item) and its last error.  From this the
+ *		launcher picks the next database to serve (ttl_db_pick);
+ *		ttl.databases and ttl.worker_pool show a copy of it (pool_views.c).
+ *		The containers' resume points live next to it (resume_store.c).
  *
  * Locking: one LWLock (tranche "ttl") guards the whole table; every
  * function here takes it for a short copy or scan, never across anything
- * that may wait or raise.  A database the table has no room for
- * (TTL_MAX_DATABASES) is not served; a resume point that finds no room
- * (TTL_MAX_RESUME_POINTS) is dropped, which only costs that container a
- * walk from its lowest key.
+ * that may wait or raise (a dropped database's resume points are forgotten
+ * under it: resume_store.c's lock is always taken second).  A database the
+ * table has no room for (TTL_MAX_DATABASES) is not served.
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "commands/dbcommands.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "utils/builtins.h"
-#include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
-#include "purge.h"
 #include "scheduler.h"
 #include "settings.h"
 
 #define TTL_MAX_DATABASES 1024
-#define TTL_MAX_RESUME_POINTS 1024
-#define TTL_ERROR_LEN 256
 
 /* A database passed over this many times goes before any other. */
 #define TTL_MAX_PASSES 4
@@ -64,19 +54,12 @@ typedef struct TtlDbState
 	char		last_error[TTL_ERROR_LEN];
 } TtlDbState;
 
-typedef struct TtlSavedResume
-{
-	Oid			dboid;			/* InvalidOid: a free entry */
-	TtlResumePoint point;
-} TtlSavedResume;
-
 typedef struct TtlDbTable
 {
 	LWLock	   *lock;
 	int			running;		/* workers connected now */
 	int			high_water;		/* most ever connected at once */
 	TtlDbState	dbs[TTL_MAX_DATABASES];
-	TtlSavedResume resume[TTL_MAX_RESUME_POINTS];
 } TtlDbTable;
 
 static TtlDbTable *db_table = NULL;
@@ -93,6 +76,7 @@ ttl_db_states_request(void)
 {
 	RequestAddinShmemSpace(ttl_db_states_size());
 	RequestNamedLWLockTranche("ttl", 1);
+	ttl_resume_store_request();
 }
 
 /* From the shmem startup hook, AddinShmemInitLock held. */
@@ -107,6 +91,7 @@ ttl_db_states_attach(void)
 		memset(db_table, 0, sizeof(TtlDbTable));
 		db_table->lock = &(GetNamedLWLockTranche("ttl"))->lock;
 	}
+	ttl_resume_store_attach();
 }
 
 /* The entry of dboid; with create, a free one made its own.  Lock held. */
@@ -129,16 +114,6 @@ find_db(Oid dboid, bool create)
 	free_entry->dboid = dboid;
 	free_entry->seen = true;
 	return free_entry;
-}
-
-static void
-forget_resume_points(Oid dboid)
-{
-	int			i;
-
-	for (i = 0; i < TTL_MAX_RESUME_POINTS; i++)
-		if (db_table->resume[i].dboid == dboid)
-			db_table->resume[i].dboid = InvalidOid;
 }
 
 /*
@@ -201,7 +176,7 @@ ttl_db_sync(List *dboids, bool rescan)
 
 		if (db->dboid != InvalidOid && !db->seen && !db->running)
 		{
-			forget_resume_points(db->dboid);
+			ttl_db_forget_resume_points(db->dboid);
 			db->dboid = InvalidOid;
 		}
 	}
@@ -460,128 +435,53 @@ ttl_db_publish_error(Oid dboid, const char *message)
 	LWLockRelease(db_table->lock);
 }
 
-/* Worker, on arrival: the resume points its predecessor left. */
-void
-ttl_db_load_resume_points(Oid dboid, HTAB *map)
-{
-	int			i;
-
-	LWLockAcquire(db_table->lock, LW_SHARED);
-	for (i = 0; i < TTL_MAX_RESUME_POINTS; i++)
-	{
-		TtlSavedResume *saved = &db_table->resume[i];
-		TtlResumePoint *point;
-
-		if (saved->dboid != dboid)
-			continue;
-		point = hash_search(map, &saved->point.relid, HASH_ENTER, NULL);
-		*point = saved->point;
-	}
-	LWLockRelease(db_table->lock);
-}
-
-/* Worker, when it leaves: its resume points replace the saved ones. */
-void
-ttl_db_save_resume_points(Oid dboid, HTAB *map)
-{
-	HASH_SEQ_STATUS status;
-	TtlResumePoint *point;
-	int			next = 0;
-
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
-	forget_resume_points(dboid);
-	hash_seq_init(&status, map);
-	while ((point = hash_seq_search(&status)) != NULL)
-	{
-		while (next < TTL_MAX_RESUME_POINTS && db_table->resume[next].dboid != InvalidOid)
-			next++;
-		if (next == TTL_MAX_RESUME_POINTS)
-		{
-			hash_seq_term(&status);
-			break;				/* no room: a walk from the start next time */
-		}
-		db_table->resume[next].dboid = dboid;
-		db_table->resume[next].point = *point;
-	}
-	LWLockRelease(db_table->lock);
-}
-
 /*
- * ttl._databases(): one row per database the launcher knows, for the view
- * ttl.databases.
+ * A copy of what is known of every database, for ttl.databases
+ * (pool_views.c): *n entries, palloc'd; NULL when there is no shared memory
+ * (ttl not in shared_preload_libraries).
  */
-PG_FUNCTION_INFO_V1(ttl_databases);
-Datum
-ttl_databases(PG_FUNCTION_ARGS)
+TtlDbReport *
+ttl_db_report(int *n)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TtlDbState *copy;
-	int			n = 0;
+	TtlDbReport *out;
 	int			i;
 
-	InitMaterializedSRF(fcinfo, 0);
+	*n = 0;
 	if (db_table == NULL)
-		return (Datum) 0;
-	copy = palloc(sizeof(TtlDbState) * TTL_MAX_DATABASES);
+		return NULL;
+	out = palloc0(sizeof(TtlDbReport) * TTL_MAX_DATABASES);
 	LWLockAcquire(db_table->lock, LW_SHARED);
 	for (i = 0; i < TTL_MAX_DATABASES; i++)
-		if (db_table->dbs[i].dboid != InvalidOid)
-			copy[n++] = db_table->dbs[i];
-	LWLockRelease(db_table->lock);
-
-	for (i = 0; i < n; i++)
 	{
-		TtlDbState *db = &copy[i];
-		Datum		values[9];
-		bool		nulls[9] = {0};
-		char	   *name = get_database_name(db->dboid);
+		TtlDbState *db = &db_table->dbs[i];
+		TtlDbReport *r;
 
-		values[0] = ObjectIdGetDatum(db->dboid);
-		if (name != NULL)
-			values[1] = CStringGetTextDatum(name);
-		else
-			nulls[1] = true;
-		values[2] = BoolGetDatum(db->has_ttl == TTL_DB_YES);
-		nulls[2] = (db->has_ttl == TTL_DB_UNKNOWN);
-		values[3] = Int32GetDatum(db->pid);
-		nulls[3] = (db->pid == 0);
-		values[4] = TimestampTzGetDatum(db->last_served);
-		nulls[4] = (db->last_served == 0);
-		values[5] = Int64GetDatum(db->due_rows);
-		nulls[5] = (db->last_served == 0 || db->has_ttl != TTL_DB_YES);
-		values[6] = TimestampTzGetDatum(db->oldest_due);
-		nulls[6] = (db->oldest_due == 0);
-		values[7] = CStringGetTextDatum(db->last_error);
-		nulls[7] = (db->last_error[0] == '\0');
-		values[8] = Int64GetDatum(db->visits);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		if (db->dboid == InvalidOid)
+			continue;
+		r = &out[(*n)++];
+		r->dboid = db->dboid;
+		r->has_ttl_known = (db->has_ttl != TTL_DB_UNKNOWN);
+		r->has_ttl = (db->has_ttl == TTL_DB_YES);
+		r->pid = db->pid;
+		r->last_served = db->last_served;
+		r->due_rows = db->due_rows;
+		r->oldest_due = db->oldest_due;
+		strlcpy(r->last_error, db->last_error, sizeof(r->last_error));
+		r->visits = db->visits;
 	}
-	return (Datum) 0;
+	LWLockRelease(db_table->lock);
+	return out;
 }
 
-/*
- * ttl._worker_pool(): the pool's size, workers now, high-water mark; NULLs
- * when ttl is not in shared_preload_libraries (there is no pool).
- */
-PG_FUNCTION_INFO_V1(ttl_worker_pool);
-Datum
-ttl_worker_pool(PG_FUNCTION_ARGS)
+/* The pool's workers now and the most ever at once; false without a pool. */
+bool
+ttl_db_pool_counts(int *running, int *high_water)
 {
-	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {0};
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	if (db_table != NULL)
-	{
-		values[0] = Int32GetDatum(ttl_max_workers);
-		LWLockAcquire(db_table->lock, LW_SHARED);
-		values[1] = Int32GetDatum(db_table->running);
-		values[2] = Int32GetDatum(db_table->high_water);
-		LWLockRelease(db_table->lock);
-	}
-	else
-		nulls[0] = nulls[1] = nulls[2] = true;	/* not preloaded: no pool */
-	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+	if (db_table == NULL)
+		return false;
+	LWLockAcquire(db_table->lock, LW_SHARED);
+	*running = db_table->running;
+	*high_water = db_table->high_water;
+	LWLockRelease(db_table->lock);
+	return true;
 }

@@ -20,9 +20,12 @@ extern bool ttl_claim_worker_slot(Oid dboid);
 PGDLLEXPORT void ttl_launcher_main(Datum arg);
 PGDLLEXPORT void ttl_worker_main(Datum arg);
 
-/* worker_slots.c, for launcher.c and db_states.c */
+/* worker_slots.c, for launcher.c */
 extern bool ttl_database_blocked(Oid dboid);
 extern void ttl_install_worker_slot_hooks(void);
+
+/* database_commands.c, for worker_slots.c */
+extern Oid	ttl_database_needed_alone(Node *stmt);
 
 /* db_states.c: the databases, in shared memory */
 extern Size ttl_db_states_size(void);
@@ -40,7 +43,31 @@ extern uint32 ttl_db_ext_marks(Oid dboid);
 extern void ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before);
 extern void ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due);
 extern void ttl_db_publish_error(Oid dboid, const char *message);
+
+/* resume_store.c: where each container's next batch starts, between visits */
+extern void ttl_resume_store_request(void);
+extern void ttl_resume_store_attach(void);
+extern void ttl_db_forget_resume_points(Oid dboid);
 extern void ttl_db_load_resume_points(Oid dboid, struct HTAB *map);
 extern void ttl_db_save_resume_points(Oid dboid, struct HTAB *map);
+
+/* db_states.c, for the views of pool_views.c: a copy of one database's state */
+#define TTL_ERROR_LEN 256
+
+typedef struct TtlDbReport
+{
+	Oid			dboid;
+	bool		has_ttl_known;	/* false: not visited yet */
+	bool		has_ttl;
+	int			pid;			/* its worker now, 0: none */
+	TimestampTz last_served;	/* 0: never */
+	int64		due_rows;
+	TimestampTz oldest_due;		/* 0: none due */
+	char		last_error[TTL_ERROR_LEN];
+	int64		visits;
+} TtlDbReport;
+
+extern TtlDbReport *ttl_db_report(int *n);
+extern bool ttl_db_pool_counts(int *running, int *high_water);
 
 #endif							/* TTL_SCHEDULER_H */

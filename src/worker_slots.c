@@ -17,21 +17,12 @@
  * may start there), stops its worker and waits for it, so the command
  * never finds our worker connected; the block is lifted when the command
  * ends.  It does so only when core's permission checks for that command
- * will pass, so no role can stop a worker with a command it may not run.
+ * (mirrored in database_commands.c) will pass, so no role can stop a
+ * worker with a command it may not run.
  */
 #include "postgres.h"
 
-#include "access/heapam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/pg_database.h"
-#include "catalog/pg_tablespace.h"
-#include "commands/dbcommands.h"
-#include "commands/defrem.h"
-#include "commands/tablespace.h"
-#include "utils/acl.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
@@ -41,7 +32,6 @@
 #include "storage/spin.h"
 #include "tcop/utility.h"
 #include "utils/guc.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -291,175 +281,6 @@ stop_database_worker(Oid dboid)
 	}
 }
 
-static bool
-database_is_template(Oid dboid)
-{
-	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-	bool		istemplate;
-
-	if (!HeapTupleIsValid(tup))
-		return false;
-	istemplate = ((Form_pg_database) GETSTRUCT(tup))->datistemplate;
-	ReleaseSysCache(tup);
-	return istemplate;
-}
-
-/* Whether an option is given twice (core refuses such a command). */
-static bool
-has_duplicate_option(List *options)
-{
-	ListCell   *lc;
-	ListCell   *lc2;
-
-	foreach(lc, options)
-	{
-		for_each_cell(lc2, options, lnext(options, lc))
-		{
-			if (strcmp(((DefElem *) lfirst(lc))->defname,
-					   ((DefElem *) lfirst(lc2))->defname) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Whether core would let the current user clone dboid with this CREATE
- * DATABASE: the checks of createdb() that come before it looks for other
- * connections to the template (commands/dbcommands.c).  CREATEDB; the
- * right to become the new database's owner; and, for a template not marked
- * datistemplate, owning it (a superuser passes both).
- */
-static bool
-may_clone_database(CreatedbStmt *stmt, Oid dboid)
-{
-	ListCell   *lc;
-
-	if (!have_createdb_privilege())
-		return false;
-	foreach(lc, stmt->options)
-	{
-		DefElem    *opt = (DefElem *) lfirst(lc);
-
-		if (strcmp(opt->defname, "owner") == 0 && opt->arg != NULL)
-		{
-			Oid			owner = get_role_oid(defGetString(opt), true);
-
-			if (!OidIsValid(owner) || !is_member_of_role(GetUserId(), owner))
-				return false;
-		}
-	}
-	return database_is_template(dboid) || ttl_database_ownercheck(dboid, GetUserId());
-}
-
-/*
- * Whether core would let the current user drop or rename dboid: the
- * checks of dropdb() and RenameDatabase() that come before they look for
- * other connections.  Both need ownership and refuse the current
- * database; dropping refuses a template; renaming also needs CREATEDB and
- * a free new name.
- */
-static bool
-may_drop_or_rename_database(Node *stmt, Oid dboid)
-{
-	if (dboid == MyDatabaseId || !ttl_database_ownercheck(dboid, GetUserId()))
-		return false;
-	if (IsA(stmt, RenameStmt))
-		return have_createdb_privilege() &&
-			!OidIsValid(get_database_oid(((RenameStmt *) stmt)->newname, true));
-	return !database_is_template(dboid);
-}
-
-/*
- * Whether core would let the current user move dboid to another
- * tablespace with ALTER DATABASE ... SET TABLESPACE: the checks of
- * movedb() that come before it looks for other connections.  Ownership,
- * not the current database, CREATE on an existing tablespace other than
- * pg_global, and a real move (the same tablespace returns at once).
- */
-static bool
-may_move_database(AlterDatabaseStmt *stmt, Oid dboid)
-{
-	const char *spcname = defGetString((DefElem *) linitial(stmt->options));
-	Oid			spcoid = get_tablespace_oid(spcname, true);
-	HeapTuple	tup;
-	Oid			current;
-
-	if (dboid == MyDatabaseId || !ttl_database_ownercheck(dboid, GetUserId()))
-		return false;
-	if (!OidIsValid(spcoid) || spcoid == GLOBALTABLESPACE_OID ||
-		ttl_tablespace_aclcheck(spcoid, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
-		return false;
-	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
-	if (!HeapTupleIsValid(tup))
-		return false;
-	current = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
-	ReleaseSysCache(tup);
-	return current != spcoid;
-}
-
-/* ALTER DATABASE ... SET TABLESPACE: the only option of its statement. */
-static bool
-is_set_tablespace(Node *stmt)
-{
-	AlterDatabaseStmt *alter = (AlterDatabaseStmt *) stmt;
-
-	return IsA(stmt, AlterDatabaseStmt) && list_length(alter->options) == 1 &&
-		strcmp(((DefElem *) linitial(alter->options))->defname, "tablespace") == 0 &&
-		((DefElem *) linitial(alter->options))->arg != NULL;
-}
-
-/*
- * The database a utility command needs to itself (no other connection),
- * when the current user may run that command on it; else InvalidOid.
- */
-static Oid
-database_needed_alone(Node *stmt)
-{
-	const char *dbname = NULL;
-	Oid			dboid;
-
-	if (IsA(stmt, DropdbStmt))
-		dbname = ((DropdbStmt *) stmt)->dbname;
-	else if (IsA(stmt, RenameStmt) &&
-			 ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
-		dbname = ((RenameStmt *) stmt)->subname;
-	else if (is_set_tablespace(stmt))
-		dbname = ((AlterDatabaseStmt *) stmt)->dbname;
-	else if (IsA(stmt, CreatedbStmt))
-	{
-		ListCell   *lc;
-
-		foreach(lc, ((CreatedbStmt *) stmt)->options)
-		{
-			DefElem    *opt = (DefElem *) lfirst(lc);
-
-			if (strcmp(opt->defname, "template") == 0 && opt->arg != NULL)
-				dbname = defGetString(opt);
-		}
-		if (has_duplicate_option(((CreatedbStmt *) stmt)->options))
-			return InvalidOid;	/* conflicting options: core refuses */
-	}
-	if (dbname == NULL || IsTransactionBlock())
-		return InvalidOid;		/* not ours, or it will fail anyway */
-	dboid = get_database_oid(dbname, true);
-	if (!OidIsValid(dboid))
-		return InvalidOid;
-
-	/*
-	 * Never let a role stop the worker for a command that core will refuse
-	 * it: a role with CREATEDB alone could otherwise kill any database's
-	 * worker again and again with CREATE DATABASE x TEMPLATE victim.
-	 */
-	if (IsA(stmt, CreatedbStmt) ?
-		!may_clone_database((CreatedbStmt *) stmt, dboid) :
-		IsA(stmt, AlterDatabaseStmt) ?
-		!may_move_database((AlterDatabaseStmt *) stmt, dboid) :
-		!may_drop_or_rename_database(stmt, dboid))
-		return InvalidOid;
-	return dboid;
-}
-
 /*
  * CREATE EXTENSION ttl: the launcher is told (db_states.c) rather than
  * left to its next rescan, when the transaction commits.  Not before: a
@@ -492,7 +313,7 @@ ttl_process_utility(PlannedStmt *pstmt, const char *queryString,
 					ParamListInfo params, QueryEnvironment *queryEnv,
 					DestReceiver *dest, QueryCompletion *qc)
 {
-	Oid			dboid = ttl_shared ? database_needed_alone(pstmt->utilityStmt) : InvalidOid;
+	Oid			dboid = ttl_shared ? ttl_database_needed_alone(pstmt->utilityStmt) : InvalidOid;
 	int			block = OidIsValid(dboid) ? block_database(dboid) : -1;
 
 	PG_TRY();
