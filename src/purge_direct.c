@@ -11,6 +11,10 @@
  * without the lock pass: a row being updated, locked or deleted by another
  * transaction comes back as busy and is left for a later walk.
  *
+ * The purge index is the single index of ttl.doc_purge_key (1.3), whose
+ * key ranges hold each kind (purge_key.c encodes the bounds), or, on
+ * containers enabled before 1.3, one partial index per kind.
+ *
  * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
  * purge index in key order from where the previous batch stopped, deleting
  * as it goes; the index scan marks the entries of rows earlier batches
@@ -64,6 +68,7 @@
 #include "compat.h"
 #include "expiry.h"
 #include "purge_internal.h"
+#include "purge_key.h"
 
 /* What all the deletes of one direct batch share. */
 typedef struct DirectRun
@@ -158,6 +163,12 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
 
+	if (leaf->keyed[kind])
+	{
+		/* the kind's range of the single index (purge_key.c) */
+		lower_key = ttl_purge_key_encode(kind, lower_key);
+		cutoff = ttl_purge_key_encode(kind, cutoff);
+	}
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(lower_key));
 	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
@@ -249,14 +260,25 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 	for (kind = 0; kind < 2; kind++)
 	{
 		IndexScanDesc scan;
-		ScanKeyData key;
+		ScanKeyData keys[2];
+		int			nkeys = 1;
 
 		if (leaf->index[kind] == NULL)
 			continue;
-		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(walk->cutoff[kind]));
-		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
-		index_rescan(scan, &key, 1, NULL, 0);
+		if (leaf->keyed[kind])
+		{
+			/* the kind's range of the single index (purge_key.c) */
+			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
+						Int64GetDatum(ttl_purge_key_encode(kind, walk->cutoff[kind])));
+			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+						Int64GetDatum(ttl_purge_key_low(kind)));
+			nkeys = 2;
+		}
+		else
+			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
+						Int64GetDatum(walk->cutoff[kind]));
+		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, nkeys);
+		index_rescan(scan, keys, nkeys, NULL, 0);
 		(void) index_getbitmap(scan, walk->tbm);
 		index_endscan(scan);
 	}

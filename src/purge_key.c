@@ -23,14 +23,33 @@
  * ttl is its own.  A purge walks [low(kind), encode(kind, cutoff)] of one
  * range, in key order: its cost follows the due rows.
  *
- * Locking: none.  Never raises on document content (an index expression).
+ * Which index is which: ttl_purge_index_kind() recognises the purge
+ * indexes of both layouts (ttl.enable marks them with a comment), so that
+ * containers enabled before 1.3 keep being purged through their two partial
+ * indexes until ttl.upgrade_purge_index_sql() moves them over.
+ *
+ * Locking: ttl_has_purge_key_index() takes AccessShareLock on the table's
+ * indexes it looks at, like the planner; the rest takes none.  Never raises
+ * on document content (an index expression).
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "commands/comment.h"
 #include "fmgr.h"
+#include "nodes/primnodes.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 
 #include "document.h"
 #include "purge_key.h"
+
+#define TTL_PURGE_INDEX_COMMENT "ttl purge index"
 
 #define KEY_LIMIT		(INT64CONST(1) << 61)
 #define INHERITED_BASE	(INT64CONST(1) << 62)
@@ -102,4 +121,80 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 	if (!ttl_doc_purge_key(PG_GETARG_JSONB_P(0), &key))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(key);
+}
+
+/*
+ * What index is to purge: a valid btree on one of ttl's key functions of
+ * doc_attno, marked by ttl.enable's comment, itself or (on a partition) the
+ * partitioned index it belongs to.  The comment vouches for the predicate
+ * of the 1.0-1.2 partial indexes.
+ */
+TtlPurgeIndexKind
+ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
+{
+	List	   *exprs;
+	FuncExpr   *func;
+	Var		   *arg;
+	List	   *ancestors;
+	char	   *comment;
+	char	   *name;
+	TtlPurgeIndexKind kind;
+
+	if (index->rd_rel->relam != BTREE_AM_OID ||
+		index->rd_index->indnatts != 1 ||
+		!index->rd_index->indisvalid ||
+		index->rd_index->indkey.values[0] != 0)
+		return TTL_INDEX_OTHER;
+	exprs = RelationGetIndexExpressions(index);
+	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
+		return TTL_INDEX_OTHER;
+	func = (FuncExpr *) linitial(exprs);
+	if (list_length(func->args) != 1 || !IsA(linitial(func->args), Var))
+		return TTL_INDEX_OTHER;
+	arg = (Var *) linitial(func->args);
+	if (arg->varattno != doc_attno ||
+		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false))
+		return TTL_INDEX_OTHER;
+	name = get_func_name(func->funcid);
+	if (strcmp(name, "doc_purge_key") == 0)
+		kind = TTL_INDEX_KEY;
+	else if (strcmp(name, "doc_ts") == 0)
+		kind = TTL_INDEX_TS;
+	else if (strcmp(name, "doc_expiry") == 0)
+		kind = TTL_INDEX_EXPIRY;
+	else
+		return TTL_INDEX_OTHER;
+	ancestors = index->rd_rel->relispartition ?
+		get_partition_ancestors(RelationGetRelid(index)) : NIL;
+	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
+						 RelationRelationId, 0);
+	if (comment == NULL || strcmp(comment, TTL_PURGE_INDEX_COMMENT) != 0)
+		return TTL_INDEX_OTHER;
+	return kind;
+}
+
+/*
+ * Whether the table (the root of a partitioned one) has a valid purge index
+ * of the 1.3 layout on doc_column: then the statements of purge and of the
+ * backlog name ttl.doc_purge_key(doc), else the 1.0-1.2 expressions.
+ */
+bool
+ttl_has_purge_key_index(Oid relid, const char *doc_column)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	AttrNumber	attno = get_attnum(relid, doc_column);
+	bool		found = false;
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+
+		found = ttl_purge_index_kind(index, attno) == TTL_INDEX_KEY;
+		index_close(index, AccessShareLock);
+		if (found)
+			break;
+	}
+	table_close(rel, AccessShareLock);
+	return found;
 }
