@@ -86,16 +86,19 @@ ttl_purge_key_low(int kind)
 	return ttl_purge_key_encode(kind, PG_INT64_MIN);
 }
 
-/* The purge key of a document; false when it has none (NULL in the index). */
+/*
+ * The purge key of a document (its root container, at any address:
+ * ttl_datum_jsonb_root); false when it has none (NULL in the index).
+ */
 bool
-ttl_doc_purge_key(Jsonb *doc, int64 *key)
+ttl_doc_purge_key(const char *root, int64 *key)
 {
 	bool		has_ts;
 	int64		ts;
 	TtlItemState item;
 	int32		ttl;
 
-	ttl_doc_ts_and_ttl(doc, &has_ts, &ts, &item, &ttl);
+	ttl_root_ts_and_ttl(root, &has_ts, &ts, &item, &ttl);
 	if (!has_ts)
 		return false;
 	if (item != TTL_ITEM_VALID)
@@ -118,7 +121,7 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 {
 	int64		key;
 
-	if (!ttl_doc_purge_key(PG_GETARG_JSONB_P(0), &key))
+	if (!ttl_doc_purge_key(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), &key))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(key);
 }

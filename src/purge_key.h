@@ -19,7 +19,7 @@
 extern int64 ttl_purge_key_encode(int kind, int64 seconds);
 extern int64 ttl_purge_key_decode(int kind, int64 key);
 extern int64 ttl_purge_key_low(int kind);
-extern bool ttl_doc_purge_key(Jsonb *doc, int64 *key);
+extern bool ttl_doc_purge_key(const char *root, int64 *key);
 
 /* What an index of a container is to purge. */
 typedef enum TtlPurgeIndexKind
