@@ -21,8 +21,9 @@ CREATE FUNCTION ttl.doc_purge_key(doc jsonb) RETURNS bigint
 COMMENT ON FUNCTION ttl.doc_purge_key(jsonb) IS 'the key of a container''s purge index: _ts (inheriting items) or _ts + ttl (own ttl) in disjoint ranges, NULL when the item never expires by itself';
 
 -- The name of the purge index of a table: at most 48 bytes of its name
--- (cut between characters) and _ttl_purge_idx.
-CREATE FUNCTION ttl._purge_index_name(relname name) RETURNS text
+-- (cut between characters) and _ttl_purge_idx (_ttl_brin_idx for the BRIN
+-- index of an append-only container).
+CREATE FUNCTION ttl._purge_index_name(relname name, brin boolean DEFAULT false) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -32,7 +33,7 @@ BEGIN
     WHILE pg_catalog.octet_length(n) OPERATOR(pg_catalog.>) 48 LOOP
         n := pg_catalog.left(n, -1);
     END LOOP;
-    RETURN n OPERATOR(pg_catalog.||) '_ttl_purge_idx';
+    RETURN n OPERATOR(pg_catalog.||) CASE WHEN brin THEN '_ttl_brin_idx' ELSE '_ttl_purge_idx' END;
 END
 $$;
 
@@ -184,3 +185,77 @@ $$;
 COMMENT ON FUNCTION ttl.upgrade_purge_index_sql(regclass) IS 'statements that move a container enabled before 1.3 to the single purge index without blocking its writes (run them with \gexec, outside a transaction block)';
 
 -- (end of section: one purge index per container)
+
+-- ---------------------------------------------------------------------------
+-- section: append-only mode (issue 15, item 3)
+-- ---------------------------------------------------------------------------
+
+ALTER TABLE ttl.registry ADD COLUMN append_only boolean NOT NULL DEFAULT false;
+
+CREATE OR REPLACE VIEW ttl.containers AS
+SELECT r.relid        AS container,
+       r.doc_column,
+       r.default_ttl,
+       r.live_view,
+       r.paused,
+       r.enabled_at,
+       r.append_only
+  FROM ttl.registry r;
+COMMENT ON VIEW ttl.containers IS 'one row per ttl container';
+
+CREATE FUNCTION ttl._set_append_only(container regclass, append_only boolean) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_append_only'
+    LANGUAGE C;
+
+-- Append-only mode: the purge index is a BRIN index (minmax-multi, so the
+-- two key ranges of ttl.doc_purge_key stay apart in each page range's
+-- summary) instead of the btree.  Writes then cost no btree entry; purge
+-- reads every page range whose summary may hold a due key and re-checks
+-- each row, so its cost follows the page ranges of due rows, which in a
+-- log (rows written once, _ts rising with physical order) are the oldest.
+-- The new index is built before the old one goes (CREATE INDEX: writes
+-- wait for the build; switch a container while it is small).
+CREATE FUNCTION ttl.set_append_only(container regclass, append_only boolean) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel      pg_catalog.pg_class;
+    nsp      name;
+    doc      name;
+    was      boolean;
+    idx_name text;
+    idx      regclass;
+BEGIN
+    IF container IS NULL THEN
+        RAISE EXCEPTION 'container must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT r.append_only, r.doc_column INTO was, doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    -- checks owner, registration and the value; holds the purge lock
+    PERFORM ttl._set_append_only(container, append_only);
+    IF was OPERATOR(pg_catalog.=) append_only THEN
+        RETURN;
+    END IF;
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    nsp := rel.relnamespace::pg_catalog.regnamespace::name;
+    idx_name := ttl._purge_index_name(rel.relname, append_only);
+    IF append_only THEN
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s USING brin ((ttl.doc_purge_key(%I)) pg_catalog.int8_minmax_multi_ops)'
+                                  ' WITH (autosummarize = on)', idx_name, container, doc);
+    ELSE
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))', idx_name, container, doc);
+    END IF;
+    -- the old purge indexes go (after the new one is there)
+    FOR idx IN SELECT i.indexrelid FROM pg_catalog.pg_index i
+                WHERE i.indrelid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+                  AND pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=) 'ttl purge index'
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+    EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name, 'ttl purge index');
+END
+$$;
+COMMENT ON FUNCTION ttl.set_append_only(regclass, boolean) IS 'append-only mode (true): purge through a BRIN index instead of a btree, for logs whose rows are written once; false: the default btree';
+
+-- (end of section: append-only mode)

@@ -323,11 +323,12 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * A walk (no limit, or the procedure's batches) takes both kinds in
 	 * one pass over the table; else one keyset walk of one index.
 	 */
-	walking = cur->use_walk || limit < 0;
+	walking = cur->use_walk || limit < 0 || policy.append_only;
 	want[0] = cur->kind == PURGE_INHERITED;
 	want[1] = cur->kind == PURGE_OWN || walking;
+	/* append-only: the BRIN index gives page ranges, so batches take a walk */
 	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
-								limit, cur->use_walk ? &cur->walk : NULL,
+								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
 								cur->walk_cxt,
 								(int32) default_ttl, cur->now_seconds, &batch);
 	if (obstacle == NULL)

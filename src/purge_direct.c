@@ -15,6 +15,10 @@
  * key ranges hold each kind (purge_key.c encodes the bounds), or, on
  * containers enabled before 1.3, one partial index per kind.
  *
+ * An append-only container's purge index is a BRIN index on the same key:
+ * its bitmap holds whole page ranges (lossy pages), every row of which is
+ * re-checked; such a container always takes the walk (purge_batch.c).
+ *
  * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
  * purge index in key order from where the previous batch stopped, deleting
  * as it goes; the index scan marks the entries of rows earlier batches
@@ -50,6 +54,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
 #include "commands/comment.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
@@ -272,6 +277,9 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 						Int64GetDatum(ttl_purge_key_encode(kind, walk->cutoff[kind])));
 			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 						Int64GetDatum(ttl_purge_key_low(kind)));
+			/* BRIN looks its operators up by the right-hand type */
+			keys[0].sk_subtype = INT8OID;
+			keys[1].sk_subtype = INT8OID;
 			nkeys = 2;
 		}
 		else
@@ -453,6 +461,15 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	{
 		ttl_close_leaves(leaves, nleaves);
 		return obstacle;
+	}
+	for (i = 0; i < nleaves && walk == NULL && limit >= 0; i++)
+	{
+		/* a BRIN index (append-only) gives pages, not keys in order */
+		if (leaves[i].brin)
+		{
+			ttl_close_leaves(leaves, nleaves);
+			return "its purge index is a BRIN index, which only a walk can use";
+		}
 	}
 	begin_run(&run, default_ttl, now_seconds, out);
 	if (walk == NULL && limit < 0)

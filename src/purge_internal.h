@@ -39,6 +39,7 @@ typedef struct DirectLeaf
 	Relation	rel;
 	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
 	bool		keyed[2];		/* that index is the one of ttl.doc_purge_key */
+	bool		brin;			/* and it is BRIN (append-only): walks only */
 	AttrNumber	doc_attno;
 } DirectLeaf;
 

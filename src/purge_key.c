@@ -128,7 +128,8 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 
 /*
  * What index is to purge: a valid btree on one of ttl's key functions of
- * doc_attno, marked by ttl.enable's comment, itself or (on a partition) the
+ * doc_attno (or, for an append-only container, a BRIN on ttl.doc_purge_key)
+ * marked by ttl.enable's comment, itself or (on a partition) the
  * partitioned index it belongs to.  The comment vouches for the predicate
  * of the 1.0-1.2 partial indexes.
  */
@@ -143,7 +144,7 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 	char	   *name;
 	TtlPurgeIndexKind kind;
 
-	if (index->rd_rel->relam != BTREE_AM_OID ||
+	if ((index->rd_rel->relam != BTREE_AM_OID && index->rd_rel->relam != BRIN_AM_OID) ||
 		index->rd_index->indnatts != 1 ||
 		!index->rd_index->indisvalid ||
 		index->rd_index->indkey.values[0] != 0)
@@ -160,7 +161,9 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 		return TTL_INDEX_OTHER;
 	name = get_func_name(func->funcid);
 	if (strcmp(name, "doc_purge_key") == 0)
-		kind = TTL_INDEX_KEY;
+		kind = index->rd_rel->relam == BRIN_AM_OID ? TTL_INDEX_KEY_BRIN : TTL_INDEX_KEY;
+	else if (index->rd_rel->relam != BTREE_AM_OID)
+		return TTL_INDEX_OTHER;
 	else if (strcmp(name, "doc_ts") == 0)
 		kind = TTL_INDEX_TS;
 	else if (strcmp(name, "doc_expiry") == 0)
@@ -178,7 +181,7 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 
 /*
  * Whether the table (the root of a partitioned one) has a valid purge index
- * of the 1.3 layout on doc_column: then the statements of purge and of the
+ * of the 1.3 layout on doc_column (btree, or BRIN for append-only): then the statements of purge and of the
  * backlog name ttl.doc_purge_key(doc), else the 1.0-1.2 expressions.
  */
 bool
@@ -187,13 +190,15 @@ ttl_has_purge_key_index(Oid relid, const char *doc_column)
 	Relation	rel = table_open(relid, AccessShareLock);
 	AttrNumber	attno = get_attnum(relid, doc_column);
 	bool		found = false;
+	TtlPurgeIndexKind kind;
 	ListCell   *lc;
 
 	foreach(lc, RelationGetIndexList(rel))
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 
-		found = ttl_purge_index_kind(index, attno) == TTL_INDEX_KEY;
+		kind = ttl_purge_index_kind(index, attno);
+		found = kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN;
 		index_close(index, AccessShareLock);
 		if (found)
 			break;

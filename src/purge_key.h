@@ -27,7 +27,8 @@ typedef enum TtlPurgeIndexKind
 	TTL_INDEX_OTHER,			/* not a purge index (or not valid) */
 	TTL_INDEX_TS,				/* 1.0-1.2: ttl.doc_ts(doc), inherited items */
 	TTL_INDEX_EXPIRY,			/* 1.0-1.2: ttl.doc_expiry(doc), own ttl */
-	TTL_INDEX_KEY				/* 1.3: ttl.doc_purge_key(doc), both */
+	TTL_INDEX_KEY,				/* 1.3: btree on ttl.doc_purge_key(doc), both */
+	TTL_INDEX_KEY_BRIN			/* 1.3, append-only: BRIN on the same key */
 } TtlPurgeIndexKind;
 
 extern TtlPurgeIndexKind ttl_purge_index_kind(Relation index, AttrNumber doc_attno);

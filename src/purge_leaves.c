@@ -128,10 +128,11 @@ direct_leaves(Relation root, const char **obstacle)
 
 /*
  * The purge index for that kind, opened and locked, or NULL: the single
- * index of 1.3 (*keyed), else the partial index of that kind of 1.0-1.2.
+ * index of 1.3 (*keyed; *brin for an append-only container's), else the
+ * partial index of that kind of 1.0-1.2.
  */
 static Relation
-open_purge_index(Relation rel, AttrNumber doc_attno, bool own, bool *keyed)
+open_purge_index(Relation rel, AttrNumber doc_attno, bool own, bool *keyed, bool *brin)
 {
 	TtlPurgeIndexKind wanted = own ? TTL_INDEX_EXPIRY : TTL_INDEX_TS;
 	Relation	fallback = NULL;
@@ -147,8 +148,9 @@ open_purge_index(Relation rel, AttrNumber doc_attno, bool own, bool *keyed)
 			continue;
 		index = index_open(indexoid, NoLock);
 		kind = ttl_purge_index_kind(index, doc_attno);
-		if (kind == TTL_INDEX_KEY)
+		if (kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN)
 		{
+			*brin = kind == TTL_INDEX_KEY_BRIN;
 			if (fallback)
 				index_close(fallback, NoLock);
 			*keyed = true;
@@ -201,7 +203,8 @@ ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
 		{
 			if (want[kind] &&
 				(leaf->index[kind] = open_purge_index(leaf->rel, leaf->doc_attno,
-													  kind == 1, &leaf->keyed[kind])) == NULL)
+													  kind == 1, &leaf->keyed[kind],
+													  &leaf->brin)) == NULL)
 				return "its purge index is missing, invalid or locked";
 		}
 		/* a published table without a replica identity cannot DELETE either */
