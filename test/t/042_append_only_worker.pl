@@ -61,7 +61,7 @@ is( $node->safe_psql('postgres', q{
 	       (SELECT count(*) FROM ao)}),
 	't|' . (20000 - $due), 'the same rows survive in both modes');
 is( $node->safe_psql('postgres', q{
-	SELECT string_agg(container::text || ':' || rows_purged || ':' || (last_error IS NULL), ',' ORDER BY container::text)
+	SELECT string_agg(container::text || ':' || rows_purged || ':' || coalesce(last_error, 't'), ',' ORDER BY container::text)
 	  FROM ttl.stats}),
 	"ao:$due:t,df:$due:t", 'each purged row counted once, no error');
 is( $node->safe_psql('postgres',
