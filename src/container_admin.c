@@ -1,7 +1,8 @@
 /*
  * container_admin.c
  *		The SQL functions that change the registry (ttl._register,
- *		ttl._set_objects, ttl._unregister, ttl.set_default_ttl, ttl.pause,
+ *		ttl._set_objects, ttl._unregister, ttl.set_default_ttl,
+ *		ttl._set_append_only, ttl.pause,
  *		ttl.resume) and ttl._existing_rows(), ttl.enable()'s work on the rows
  *		already in the table (as its owner).
  *
@@ -237,6 +238,36 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 	ttl_registry_execute("UPDATE ttl.registry SET paused = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
+}
+
+/*
+ * ttl._set_append_only(container, append_only): the registry's flag, under
+ * the purge lock (never in the middle of a batch); the indexes are swapped
+ * by ttl.set_append_only around it.
+ */
+PG_FUNCTION_INFO_V1(ttl_set_append_only);
+Datum
+ttl_set_append_only(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			argtypes[2] = {OIDOID, BOOLOID};
+	Datum		values[2];
+
+	relid = container_arg(fcinfo);
+	(void) require_container(relid);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("append_only of container %s must not be null",
+						ttl_relation_display_name(relid)),
+				 errhint("Pass true for the append-only mode, false for the default one.")));
+	ttl_lock_container(relid);
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = PG_GETARG_DATUM(1);
+	ttl_registry_execute("UPDATE ttl.registry SET append_only = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
+						 2, argtypes, values, NULL, NULL);
+	CacheInvalidateRelcacheByRelid(relid);
+	PG_RETURN_VOID();
 }
 
 PG_FUNCTION_INFO_V1(ttl_pause);

@@ -18,6 +18,7 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -48,8 +49,19 @@
 bool
 ttl_numeric_to_int64(Numeric num, int64 *result)
 {
-	const char *data = VARDATA_ANY(num);
-	int			len = VARSIZE_ANY_EXHDR(num);
+	return ttl_numeric_bytes_to_int64((const char *) num, result);
+}
+
+/*
+ * The same for a numeric at any address (inside a jsonb that was not copied
+ * to align it): every field is read with memcpy.  No division on the way:
+ * this runs for every row the view's filter sees.
+ */
+bool
+ttl_numeric_bytes_to_int64(const char *num, int64 *result)
+{
+	const char *data;
+	int			len;
 	uint16		header;
 	bool		negative;
 	int			weight;
@@ -58,6 +70,19 @@ ttl_numeric_to_int64(Numeric num, int64 *result)
 	uint64		acc = 0;
 	int			i;
 
+	if (VARATT_IS_1B(num))
+	{
+		data = num + VARHDRSZ_SHORT;
+		len = VARSIZE_1B(num) - VARHDRSZ_SHORT;
+	}
+	else
+	{
+		uint32		word;
+
+		memcpy(&word, num, sizeof(uint32));
+		data = num + VARHDRSZ;
+		len = (int) VARSIZE_4B(&word) - VARHDRSZ;
+	}
 	if (len < (int) sizeof(uint16))
 		return false;
 	memcpy(&header, data, sizeof(uint16));
@@ -96,16 +121,15 @@ ttl_numeric_to_int64(Numeric num, int64 *result)
 				return false;	/* a fractional part */
 			continue;
 		}
-		if (acc > (PG_UINT64_MAX - d) / NUM_BASE)
+		if (pg_mul_u64_overflow(acc, NUM_BASE, &acc) ||
+			pg_add_u64_overflow(acc, (uint64) d, &acc))
 			return false;
-		acc = acc * NUM_BASE + d;
 	}
 	/* digit groups omitted at the end stand for zeros up to the weight */
 	for (i = Max(ndigits, 0); i <= weight; i++)
 	{
-		if (acc > PG_UINT64_MAX / NUM_BASE)
+		if (pg_mul_u64_overflow(acc, NUM_BASE, &acc))
 			return false;
-		acc *= NUM_BASE;
 	}
 
 	if (negative)
@@ -172,53 +196,92 @@ ttl_jsonb_value_text(const JsonbValue *v)
  * Read the root "_ts" and "ttl" in one short pass.  jsonb sorts keys by
  * length, then bytes, so the 3-byte keys come right after the few 1- and
  * 2-byte ones: walking the key entries from the start (summing lengths, no
- * binary search, no repeated offset look-ups) reaches both at once.  This
- * is the per-row work of the view's filter.
+ * binary search, no repeated offset look-ups) reaches both at once, and one
+ * walk on over the value entries finds both values.  This is the per-row
+ * work of the view's filter and of the purge index.
+ *
+ * root is the JsonbContainer of a root, at any address: every field is read
+ * with memcpy, so a short-header document stored inline is read where it
+ * lies, without the aligned copy pg_detoast_datum would make.
  */
 void
-ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int32 *ttl)
+ttl_root_ts_and_ttl(const char *root, bool *has_ts, int64 *ts, TtlItemState *item, int32 *ttl)
 {
-	JsonbContainer *c = &doc->root;
+	uint32		header;
 	int			count;
+	const char *children = root + sizeof(uint32);
 	const char *base;
 	uint32		off = 0;
 	int			i;
+	int			found = 0;
+	int			key_index[2];	/* the entries of "_ts" and "ttl" */
+	bool		is_ts[2];
+	uint32		value_off[2];
 
 	*has_ts = false;
 	*item = TTL_ITEM_ABSENT;
-	if (!JB_ROOT_IS_OBJECT(doc))
+	memcpy(&header, root, sizeof(uint32));
+	if ((header & JB_FOBJECT) == 0 || (header & JB_FSCALAR) != 0)
 		return;
-	count = JsonContainerSize(c);
-	base = (const char *) &c->children[2 * count];
+	count = header & JB_CMASK;
+	base = children + 2 * count * sizeof(JEntry);
 
-	for (i = 0; i < count; i++)
+	/* the keys: where "_ts" and "ttl" are */
+	for (i = 0; i < count && found < 2; i++)
 	{
-		JEntry		je = c->children[i];
-		uint32		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
+		JEntry		je;
+		uint32		end;
 		const char *key = base + off;
-		int			vindex;
-		int64		n;
 
+		memcpy(&je, children + i * sizeof(JEntry), sizeof(JEntry));
+		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
 		if (end - off > 3)
 			break;				/* past the 3-byte keys */
 		off = end;
-		if (end - (key - base) != 3 ||
-			(memcmp(key, "_ts", 3) != 0 && memcmp(key, "ttl", 3) != 0))
+		if (end - (key - base) != 3)
 			continue;
-		vindex = i + count;
-		if (!JBE_ISNUMERIC(c->children[vindex]))
+		if (memcmp(key, "_ts", 3) == 0 || memcmp(key, "ttl", 3) == 0)
 		{
-			if (key[0] == 't')
+			key_index[found] = i;
+			is_ts[found] = key[0] == '_';
+			found++;
+		}
+	}
+	if (found == 0)
+		return;
+
+	/* on to their values: entry count + key_index, summing lengths */
+	{
+		int			last = count + key_index[found - 1];
+		int			k = 0;
+
+		for (; i <= last; i++)
+		{
+			JEntry		je;
+			uint32		end;
+
+			memcpy(&je, children + i * sizeof(JEntry), sizeof(JEntry));
+			end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
+			if (k < found && i == count + key_index[k])
+				value_off[k++] = off;
+			off = end;
+		}
+	}
+
+	for (i = 0; i < found; i++)
+	{
+		JEntry		je;
+		int64		n;
+
+		memcpy(&je, children + (count + key_index[i]) * sizeof(JEntry), sizeof(JEntry));
+		if (!JBE_ISNUMERIC(je) ||
+			!ttl_numeric_bytes_to_int64(base + INTALIGN(value_off[i]), &n))
+		{
+			if (!is_ts[i])
 				*item = TTL_ITEM_INVALID;
 			continue;
 		}
-		if (!ttl_numeric_to_int64((Numeric) (base + INTALIGN(getJsonbOffset(c, vindex))), &n))
-		{
-			if (key[0] == 't')
-				*item = TTL_ITEM_INVALID;
-			continue;
-		}
-		if (key[0] == '_')
+		if (is_ts[i])
 		{
 			*has_ts = true;
 			*ts = n;
@@ -233,6 +296,28 @@ ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int3
 	}
 }
 
+void
+ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int32 *ttl)
+{
+	ttl_root_ts_and_ttl((const char *) &doc->root, has_ts, ts, item, ttl);
+}
+
+/*
+ * The root container of a jsonb datum: where it lies when the datum is
+ * stored inline uncompressed (also with a short header), else detoasted.
+ */
+const char *
+ttl_datum_jsonb_root(Datum datum)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(datum);
+
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		return (const char *) &DatumGetJsonbP(datum)->root;
+	if (VARATT_IS_SHORT(v))
+		return VARDATA_SHORT(v);
+	return VARDATA(v);
+}
+
 /* ttl.doc_ts(doc): the integer _ts, or NULL.  Indexable, never raises. */
 PG_FUNCTION_INFO_V1(ttl_doc_ts_sql);
 Datum
@@ -243,7 +328,7 @@ ttl_doc_ts_sql(PG_FUNCTION_ARGS)
 	TtlItemState item;
 	int32		ttl;
 
-	ttl_doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	ttl_root_ts_and_ttl(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), &has_ts, &ts, &item, &ttl);
 	if (!has_ts)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(ts);
@@ -259,7 +344,7 @@ ttl_doc_ttl_sql(PG_FUNCTION_ARGS)
 	TtlItemState item;
 	int32		ttl;
 
-	ttl_doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	ttl_root_ts_and_ttl(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), &has_ts, &ts, &item, &ttl);
 	if (item != TTL_ITEM_VALID)
 		PG_RETURN_NULL();
 	PG_RETURN_INT32(ttl);

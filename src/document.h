@@ -19,11 +19,15 @@ typedef enum TtlItemState
 } TtlItemState;
 
 extern bool ttl_numeric_to_int64(Numeric num, int64 *result);
+extern bool ttl_numeric_bytes_to_int64(const char *num, int64 *result);
 extern TtlItemState ttl_item_ttl_value(const JsonbValue *v, int32 *ttl);
 extern bool ttl_is_valid_ttl(int64 ttl);
 extern char *ttl_jsonb_value_text(const JsonbValue *v);
 extern void ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts,
 							   TtlItemState *item, int32 *ttl);
+extern void ttl_root_ts_and_ttl(const char *root, bool *has_ts, int64 *ts,
+								TtlItemState *item, int32 *ttl);
+extern const char *ttl_datum_jsonb_root(Datum datum);
 
 /* Validation, with the trigger's errors. */
 extern char *ttl_container_name(Relation rel);

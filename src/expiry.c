@@ -32,11 +32,30 @@ bool
 ttl_doc_expiry_second(Jsonb *doc, bool default_is_null, int32 default_ttl,
 					  int64 *expiry)
 {
+	return ttl_root_expiry_second((const char *) &doc->root, default_is_null,
+								  default_ttl, expiry);
+}
+
+/* The same for a root container at any address (ttl_datum_jsonb_root). */
+bool
+ttl_root_expiry_second(const char *root, bool default_is_null, int32 default_ttl,
+					   int64 *expiry)
+{
+	bool		has_ts;
 	int64		ts;
+	TtlItemState item;
+	int32		item_ttl = 0;
+	int32		effective;
 
 	if (default_is_null)
 		return false;
-	return ttl_doc_expiry(doc, default_ttl, &ts, expiry);
+	ttl_root_ts_and_ttl(root, &has_ts, &ts, &item, &item_ttl);
+	if (!has_ts)
+		return false;
+	effective = (item == TTL_ITEM_VALID) ? item_ttl : default_ttl;
+	if (effective <= 0)
+		return false;
+	return !pg_add_s64_overflow(ts, effective, expiry);
 }
 
 /*
@@ -78,7 +97,7 @@ ttl_doc_expiry_sql(PG_FUNCTION_ARGS)
 	int32		ttl;
 	int64		expiry;
 
-	ttl_doc_ts_and_ttl(PG_GETARG_JSONB_P(0), &has_ts, &ts, &item, &ttl);
+	ttl_root_ts_and_ttl(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), &has_ts, &ts, &item, &ttl);
 	if (!has_ts || item != TTL_ITEM_VALID || ttl <= 0 ||
 		pg_add_s64_overflow(ts, ttl, &expiry))
 		PG_RETURN_NULL();
@@ -98,8 +117,8 @@ ttl_doc_expired_sql(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(2))
 		PG_RETURN_BOOL(false);
-	if (!ttl_doc_expiry_second(PG_GETARG_JSONB_P(0), PG_ARGISNULL(1),
-							   PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &expiry))
+	if (!ttl_root_expiry_second(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), PG_ARGISNULL(1),
+								PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &expiry))
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(expiry <= PG_GETARG_INT64(2));
 }

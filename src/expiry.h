@@ -13,6 +13,8 @@
 extern bool ttl_doc_expiry(Jsonb *doc, int32 default_ttl, int64 *ts, int64 *expiry);
 extern bool ttl_doc_expiry_second(Jsonb *doc, bool default_is_null,
 								  int32 default_ttl, int64 *expiry);
+extern bool ttl_root_expiry_second(const char *root, bool default_is_null,
+								   int32 default_ttl, int64 *expiry);
 extern Datum ttl_expiry_row(FunctionCallInfo fcinfo,
 							bool default_is_null, int32 default_ttl,
 							bool item_is_null, int32 item_ttl,

@@ -13,6 +13,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "document.h"
 #include "expiry.h"
 #include "registry.h"
 #include "settings.h"
@@ -54,7 +55,9 @@ ttl_live(PG_FUNCTION_ARGS)
 
 	if (state->default_is_null || PG_ARGISNULL(0))
 		PG_RETURN_BOOL(true);
-	if (!ttl_doc_expiry_second(PG_GETARG_JSONB_P(0), false, state->default_ttl, &expiry))
+	/* an inline document is read where it lies, without a copy */
+	if (!ttl_root_expiry_second(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), false,
+								state->default_ttl, &expiry))
 		PG_RETURN_BOOL(true);
 	PG_RETURN_BOOL(state->now_seconds < expiry);
 }

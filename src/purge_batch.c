@@ -51,6 +51,7 @@
 
 #include "purge.h"
 #include "purge_internal.h"
+#include "purge_key.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
@@ -75,6 +76,8 @@ ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 /*
  * The batch statement, with $1 = lower key (keyset), $2 = cutoff key,
  * $3 = batch size (NULL: all), $4 = the default, $5 = now (Unix seconds).
+ * keyed: through the single purge index of 1.3, whose keys $1 and $2 are
+ * (purge_key.c); else through the partial index of the kind (1.0-1.2).
  * It locks a batch in key order through the purge index, skipping rows
  * others hold, then deletes exactly those rows by TID.  The DELETE repeats
  * the expiry rule (ttl.doc_expired) in its own WHERE clause on the target,
@@ -84,13 +87,20 @@ ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
  * a ctid alone names a row only within one partition.
  */
 char *
-ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned)
+ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
+					bool keyed)
 {
 	const char *key;
 	const char *filter;
 	const char *delete;
 
-	if (kind == PURGE_INHERITED)
+	if (keyed)
+	{
+		/* $1 and $2 are keys of the kind's range (purge_key.c) */
+		key = psprintf("ttl.doc_purge_key(t.%s)", doc);
+		filter = "";
+	}
+	else if (kind == PURGE_INHERITED)
 	{
 		key = psprintf("ttl.doc_ts(t.%s)", doc);
 		filter = psprintf("ttl.doc_ttl(t.%s) IS NULL AND ", doc);
@@ -216,7 +226,7 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
  * SPI connected.
  */
 static void
-statement_batch(PurgeCursor *cur, const char *relname, const char *doc,
+statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 				int64 limit, int64 cutoff, int32 default_ttl,
 				TtlDirectBatch *out)
 {
@@ -224,15 +234,17 @@ statement_batch(PurgeCursor *cur, const char *relname, const char *doc,
 	Datum		values[5];
 	bool		isnull;
 	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
+	bool		keyed = ttl_has_purge_key_index(cur->relid, doc_name);
+	int			kind = cur->kind == PURGE_OWN ? TTL_KEY_OWN : TTL_KEY_INHERITED;
 	char	   *table;
 	char	   *sql;
 	int			guc_level;
 
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
 									   relname);
-	sql = ttl_batch_statement(table, doc, cur->kind, partitioned);
-	values[0] = Int64GetDatum(cur->lower_key);
-	values[1] = Int64GetDatum(cutoff);
+	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed);
+	values[0] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, cur->lower_key) : cur->lower_key);
+	values[1] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, cutoff) : cutoff);
 	values[2] = Int64GetDatum(limit);
 	values[3] = Int32GetDatum(default_ttl);
 	values[4] = Int64GetDatum(cur->now_seconds);
@@ -246,6 +258,8 @@ statement_batch(PurgeCursor *cur, const char *relname, const char *doc,
 	out->deleted = spi_int64(0, 2, &isnull);
 	out->last_leaf = InvalidOid;
 	out->last_key = spi_int64(0, 3, &isnull);
+	if (keyed && !isnull)
+		out->last_key = ttl_purge_key_decode(kind, out->last_key);
 }
 
 /*
@@ -279,7 +293,6 @@ static int64
 purge_batch(PurgeCursor *cur, int64 limit)
 {
 	char	   *relname;
-	const char *doc;
 	TtlContainer policy;
 	int64		default_ttl;
 	int64		cutoff;
@@ -294,7 +307,6 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		return 0;
 	default_ttl = policy.default_ttl;
 	doc_name = pstrdup(NameStr(policy.doc_column));
-	doc = quote_identifier(doc_name);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -311,11 +323,12 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * A walk (no limit, or the procedure's batches) takes both kinds in
 	 * one pass over the table; else one keyset walk of one index.
 	 */
-	walking = cur->use_walk || limit < 0;
+	walking = cur->use_walk || limit < 0 || policy.append_only;
 	want[0] = cur->kind == PURGE_INHERITED;
 	want[1] = cur->kind == PURGE_OWN || walking;
+	/* append-only: the BRIN index gives page ranges, so batches take a walk */
 	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
-								limit, cur->use_walk ? &cur->walk : NULL,
+								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
 								cur->walk_cxt,
 								(int32) default_ttl, cur->now_seconds, &batch);
 	if (obstacle == NULL)
@@ -337,7 +350,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		walking = false;
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
-		statement_batch(cur, relname, doc, limit, cutoff, (int32) default_ttl, &batch);
+		statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl, &batch);
 	}
 	SPI_finish();
 

@@ -11,6 +11,14 @@
  * without the lock pass: a row being updated, locked or deleted by another
  * transaction comes back as busy and is left for a later walk.
  *
+ * The purge index is the single index of ttl.doc_purge_key (1.3), whose
+ * key ranges hold each kind (purge_key.c encodes the bounds), or, on
+ * containers enabled before 1.3, one partial index per kind.
+ *
+ * An append-only container's purge index is a BRIN index on the same key:
+ * its bitmap holds whole page ranges (lossy pages), every row of which is
+ * re-checked; such a container always takes the walk (purge_batch.c).
+ *
  * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
  * purge index in key order from where the previous batch stopped, deleting
  * as it goes; the index scan marks the entries of rows earlier batches
@@ -46,6 +54,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
 #include "commands/comment.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
@@ -64,6 +73,7 @@
 #include "compat.h"
 #include "expiry.h"
 #include "purge_internal.h"
+#include "purge_key.h"
 
 /* What all the deletes of one direct batch share. */
 typedef struct DirectRun
@@ -158,6 +168,12 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
 
+	if (leaf->keyed[kind])
+	{
+		/* the kind's range of the single index (purge_key.c) */
+		lower_key = ttl_purge_key_encode(kind, lower_key);
+		cutoff = ttl_purge_key_encode(kind, cutoff);
+	}
 	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(lower_key));
 	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
@@ -249,14 +265,28 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 	for (kind = 0; kind < 2; kind++)
 	{
 		IndexScanDesc scan;
-		ScanKeyData key;
+		ScanKeyData keys[2];
+		int			nkeys = 1;
 
 		if (leaf->index[kind] == NULL)
 			continue;
-		ScanKeyInit(&key, 1, BTLessEqualStrategyNumber, F_INT8LE,
-					Int64GetDatum(walk->cutoff[kind]));
-		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, 1);
-		index_rescan(scan, &key, 1, NULL, 0);
+		if (leaf->keyed[kind])
+		{
+			/* the kind's range of the single index (purge_key.c) */
+			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
+						Int64GetDatum(ttl_purge_key_encode(kind, walk->cutoff[kind])));
+			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+						Int64GetDatum(ttl_purge_key_low(kind)));
+			/* BRIN looks its operators up by the right-hand type */
+			keys[0].sk_subtype = INT8OID;
+			keys[1].sk_subtype = INT8OID;
+			nkeys = 2;
+		}
+		else
+			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
+						Int64GetDatum(walk->cutoff[kind]));
+		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, nkeys);
+		index_rescan(scan, keys, nkeys, NULL, 0);
 		(void) index_getbitmap(scan, walk->tbm);
 		index_endscan(scan);
 	}
@@ -431,6 +461,15 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	{
 		ttl_close_leaves(leaves, nleaves);
 		return obstacle;
+	}
+	for (i = 0; i < nleaves && walk == NULL && limit >= 0; i++)
+	{
+		/* a BRIN index (append-only) gives pages, not keys in order */
+		if (leaves[i].brin)
+		{
+			ttl_close_leaves(leaves, nleaves);
+			return "its purge index is a BRIN index, which only a walk can use";
+		}
 	}
 	begin_run(&run, default_ttl, now_seconds, out);
 	if (walk == NULL && limit < 0)

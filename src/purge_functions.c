@@ -30,6 +30,7 @@
 
 #include "purge.h"
 #include "purge_internal.h"
+#include "purge_key.h"
 #include "registry.h"
 #include "settings.h"
 
@@ -61,7 +62,8 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(ttl_batch_statement(table,
 														 quote_identifier(NameStr(c.doc_column)),
 														 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
-														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)));
+														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
+														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)))));
 }
 
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */

@@ -38,6 +38,8 @@ typedef struct DirectLeaf
 {
 	Relation	rel;
 	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
+	bool		keyed[2];		/* that index is the one of ttl.doc_purge_key */
+	bool		brin;			/* and it is BRIN (append-only): walks only */
 	AttrNumber	doc_attno;
 } DirectLeaf;
 
@@ -72,7 +74,7 @@ typedef struct PurgeCursor
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 							bool honour_pause, bool use_walk);
 extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind kind,
-								 bool partitioned);
+								 bool partitioned, bool keyed);
 extern void ttl_set_purge_plan_options(void);
 extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);

@@ -4,7 +4,8 @@
  *		walks: the leaves of a container (a plain table, or the plain-table
  *		partitions of a partitioned one) without anything a DELETE would have
  *		to run (triggers, rules, row security for the owner), each opened
- *		with its valid purge indexes.
+ *		with its valid purge indexes (the single index of 1.3, or the two
+ *		partial indexes of containers enabled before).
  *
  * Locking: the caller holds RowExclusiveLock on the table and every
  * partition (taken without waiting) and runs as the table's owner.  Indexes
@@ -18,16 +19,11 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
-#include "catalog/namespace.h"
-#include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
-#include "commands/comment.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "nodes/primnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
@@ -38,8 +34,7 @@
 
 #include "expiry.h"
 #include "purge_internal.h"
-
-#define TTL_PURGE_INDEX_COMMENT "ttl purge index"
+#include "purge_key.h"
 
 /*
  * Why a DELETE statement is needed for this table (a plain table, or the
@@ -127,62 +122,42 @@ direct_leaves(Relation root, const char **obstacle)
 }
 
 /*
- * Whether index is a ttl purge index of the wanted kind on doc_attno: a
- * valid btree on ttl.doc_expiry(doc) (own) or ttl.doc_ts(doc) (inherited),
- * marked by ttl.enable's comment, itself or (on a partition) the
- * partitioned index it belongs to.  The comment vouches for the predicate.
+ * The purge index for that kind, opened and locked, or NULL: the single
+ * index of 1.3 (*keyed; *brin for an append-only container's), else the
+ * partial index of that kind of 1.0-1.2.
  */
-static bool
-is_purge_index(Relation index, AttrNumber doc_attno, bool own)
-{
-	List	   *exprs;
-	FuncExpr   *func;
-	Var		   *arg;
-	List	   *ancestors;
-	char	   *comment;
-
-	if (index->rd_rel->relam != BTREE_AM_OID ||
-		index->rd_index->indnatts != 1 ||
-		!index->rd_index->indisvalid ||
-		index->rd_index->indkey.values[0] != 0)
-		return false;
-	exprs = RelationGetIndexExpressions(index);
-	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
-		return false;
-	func = (FuncExpr *) linitial(exprs);
-	if (list_length(func->args) != 1 || !IsA(linitial(func->args), Var))
-		return false;
-	arg = (Var *) linitial(func->args);
-	if (arg->varattno != doc_attno ||
-		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false) ||
-		strcmp(get_func_name(func->funcid), own ? "doc_expiry" : "doc_ts") != 0)
-		return false;
-	ancestors = index->rd_rel->relispartition ?
-		get_partition_ancestors(RelationGetRelid(index)) : NIL;
-	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
-						 RelationRelationId, 0);
-	return comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0;
-}
-
-/* The purge index of that kind, opened and locked, or NULL. */
 static Relation
-open_purge_index(Relation rel, AttrNumber doc_attno, bool own)
+open_purge_index(Relation rel, AttrNumber doc_attno, bool own, bool *keyed, bool *brin)
 {
+	TtlPurgeIndexKind wanted = own ? TTL_INDEX_EXPIRY : TTL_INDEX_TS;
+	Relation	fallback = NULL;
 	ListCell   *lc;
 
 	foreach(lc, RelationGetIndexList(rel))
 	{
 		Oid			indexoid = lfirst_oid(lc);
 		Relation	index;
+		TtlPurgeIndexKind kind;
 
 		if (!ConditionalLockRelationOid(indexoid, AccessShareLock))
 			continue;
 		index = index_open(indexoid, NoLock);
-		if (is_purge_index(index, doc_attno, own))
+		kind = ttl_purge_index_kind(index, doc_attno);
+		if (kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN)
+		{
+			*brin = kind == TTL_INDEX_KEY_BRIN;
+			if (fallback)
+				index_close(fallback, NoLock);
+			*keyed = true;
 			return index;
-		index_close(index, NoLock);
+		}
+		if (kind == wanted && fallback == NULL)
+			fallback = index;
+		else
+			index_close(index, NoLock);
 	}
-	return NULL;
+	*keyed = false;
+	return fallback;
 }
 
 /*
@@ -223,7 +198,8 @@ ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
 		{
 			if (want[kind] &&
 				(leaf->index[kind] = open_purge_index(leaf->rel, leaf->doc_attno,
-													  kind == 1)) == NULL)
+													  kind == 1, &leaf->keyed[kind],
+													  &leaf->brin)) == NULL)
 				return "its purge index is missing, invalid or locked";
 		}
 		/* a published table without a replica identity cannot DELETE either */

@@ -100,6 +100,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 {
 	Datum	   *values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
 	bool	   *nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
+	int			i;
 
 	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
 	out->relid = DatumGetObjectId(values[0]);
@@ -107,6 +108,15 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->default_is_null = nulls[2];
 	out->default_ttl = nulls[2] ? 0 : DatumGetInt32(values[2]);
 	out->paused = !nulls[3] && DatumGetBool(values[3]);
+	out->append_only = false;
+	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
+
+		/* by name: the column arrived in 1.3, after others */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "append_only") == 0)
+			out->append_only = !nulls[i] && DatumGetBool(values[i]);
+	}
 	pfree(values);
 	pfree(nulls);
 }

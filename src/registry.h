@@ -16,6 +16,7 @@ typedef struct TtlContainer
 	bool		default_is_null;
 	int32		default_ttl;
 	bool		paused;
+	bool		append_only;	/* 1.3: the purge index is BRIN (purge walks) */
 	NameData	doc_column;
 } TtlContainer;
 

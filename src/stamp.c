@@ -25,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
@@ -37,6 +38,8 @@
  * "_ts" = now at its sorted place, and rewrite only the root's JEntry array.
  * Nested containers are never decoded (pushJsonbValue would unpack and
  * re-encode all of them), which makes stamping cost O(root keys + bytes).
+ * The output is byte for byte what the pushJsonbValue path makes (test
+ * sql/stamp_bytes.sql compares them over a generated corpus).
  *
  * The layout (utils/jsonb.h): header, 2n JEntries (n keys in sorted order,
  * then their n values), then key bytes, then value bytes.  Numerics and
@@ -60,36 +63,35 @@ typedef struct SpliceEntry
 	uint32		type;			/* JENTRY_IS* */
 } SpliceEntry;
 
-static SpliceEntry
-source_entry(JsonbContainer *root, int index, const char *base)
-{
-	SpliceEntry e;
-	uint32		off = getJsonbOffset(root, index);
-	uint32		len = getJsonbLength(root, index);
-	uint32		type = root->children[index] & JENTRY_TYPEMASK;
+/* Root objects up to this many keys are spliced without palloc. */
+#define STAMP_STACK_KEYS 64
 
-	if (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER)
-	{
-		/* skip the padding that aligned it in the source */
-		len -= INTALIGN(off) - off;
-		off = INTALIGN(off);
-	}
-	e.data = base + off;
-	e.len = len;
-	e.type = type;
-	return e;
-}
-
+/*
+ * The 2n root entries (keys, then values) of a document in one sequential
+ * pass: offsets are summed as we go, never looked up (getJsonbOffset walks
+ * back to the last stored offset for every entry).
+ */
 static void
-add_ts_entry(SpliceEntry *keys, SpliceEntry *values, int *m, Numeric ts_value)
+read_root_entries(JsonbContainer *root, int n, SpliceEntry *entries)
 {
-	keys[*m].data = "_ts";
-	keys[*m].len = 3;
-	keys[*m].type = JENTRY_ISSTRING;
-	values[*m].data = (const char *) ts_value;
-	values[*m].len = VARSIZE(ts_value);
-	values[*m].type = JENTRY_ISNUMERIC;
-	(*m)++;
+	const char *base = (const char *) &root->children[2 * n];
+	uint32		off = 0;
+	int			i;
+
+	for (i = 0; i < 2 * n; i++)
+	{
+		JEntry		je = root->children[i];
+		uint32		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
+		uint32		start = off;
+		uint32		type = je & JENTRY_TYPEMASK;
+
+		off = end;
+		if (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER)
+			start = INTALIGN(start);	/* skip the padding that aligned it */
+		entries[i].data = base + start;
+		entries[i].len = end - start;
+		entries[i].type = type;
+	}
 }
 
 static void
@@ -101,70 +103,96 @@ report_bad_root_ttl(Relation rel, Jsonb *doc)
 	ttl_report_bad_ttl(rel, v);
 }
 
+/*
+ * The stamped document, or NULL when doc already is it: its "_ts" holds
+ * ts_value byte for byte (a second write in the same second), so the row
+ * keeps its document as it is (an unchanged TOASTed value is not written
+ * again).  Validates the root "ttl" either way.
+ */
 static Jsonb *
-stamp_document(Relation rel, Jsonb *doc, int64 now_seconds)
+stamp_document(Relation rel, Jsonb *doc, Numeric ts_value)
 {
 	JsonbContainer *root = &doc->root;
 	int			n = JsonContainerSize(root);
-	const char *base = (const char *) &root->children[2 * n];
-	Numeric		ts_value = int64_to_numeric(now_seconds);
-	SpliceEntry *keys;
-	SpliceEntry *values;
+	SpliceEntry stack_in[2 * STAMP_STACK_KEYS];
+	SpliceEntry stack_out[2 * (STAMP_STACK_KEYS + 1)];
+	SpliceEntry *in = stack_in;
+	SpliceEntry *out_entries = stack_out;
+	SpliceEntry ts_key = {"_ts", 3, JENTRY_ISSTRING};
+	SpliceEntry ts_val = {(const char *) ts_value, VARSIZE(ts_value), JENTRY_ISNUMERIC};
 	int			m = 0;
 	int			i;
 	int			j;
-	bool		ts_placed = false;
+	int			ts_at = -1;		/* where _ts goes among the output keys */
+	bool		same = false;
 	Size		size;
 	Jsonb	   *result;
 	JEntry	   *entries;
 	char	   *out;
-	char	   *data;
 	uint32		total;
 
-	keys = palloc(sizeof(SpliceEntry) * (n + 1));
-	values = palloc(sizeof(SpliceEntry) * (n + 1));
+	if (n > STAMP_STACK_KEYS)
+	{
+		in = palloc(sizeof(SpliceEntry) * 2 * n);
+		out_entries = palloc(sizeof(SpliceEntry) * 2 * (n + 1));
+	}
+	read_root_entries(root, n, in);
+
+	/* the keys: drop a client-sent _ts, note where ours goes; check ttl */
 	for (i = 0; i < n; i++)
 	{
-		SpliceEntry key = source_entry(root, i, base);
-		SpliceEntry value = source_entry(root, i + n, base);
-		int			cmp = ts_key_compare(key.data, key.len);
+		SpliceEntry *key = &in[i];
+		SpliceEntry *value = &in[n + i];
+		int			cmp = ts_key_compare(key->data, key->len);
 
 		if (cmp == 0)
-			continue;			/* a client-sent _ts never survives */
-		if (key.len == 3 && memcmp(key.data, "ttl", 3) == 0)
+		{
+			/* a client-sent _ts never survives, unless it is ours already */
+			same = value->type == JENTRY_ISNUMERIC && value->len == ts_val.len &&
+				memcmp(value->data, ts_val.data, ts_val.len) == 0;
+			continue;
+		}
+		if (key->len == 3 && memcmp(key->data, "ttl", 3) == 0)
 		{
 			int64		ttl;
 
-			if (value.type != JENTRY_ISNUMERIC ||
-				!ttl_numeric_to_int64((Numeric) value.data, &ttl) ||
+			if (value->type != JENTRY_ISNUMERIC ||
+				!ttl_numeric_to_int64((Numeric) value->data, &ttl) ||
 				!ttl_is_valid_ttl(ttl))
 				report_bad_root_ttl(rel, doc);
 		}
-		if (!ts_placed && cmp > 0)
-		{
-			add_ts_entry(keys, values, &m, ts_value);
-			ts_placed = true;
-		}
-		keys[m] = key;
-		values[m] = value;
-		m++;
+		if (ts_at < 0 && cmp > 0)
+			ts_at = m++;
+		out_entries[m++] = *key;
 	}
-	if (!ts_placed)
-		add_ts_entry(keys, values, &m, ts_value);
+	if (same)
+		return NULL;
+	if (ts_at < 0)
+		ts_at = m++;
+	out_entries[ts_at] = ts_key;
+	/* the values, in the same order */
+	for (i = 0, j = m; i < n; i++)
+	{
+		if (ts_key_compare(in[i].data, in[i].len) == 0)
+			continue;
+		if (j == m + ts_at)
+			j++;
+		out_entries[j++] = in[n + i];
+	}
+	out_entries[m + ts_at] = ts_val;
 
 	/* upper bound: every value may need up to 3 bytes of padding */
 	size = VARHDRSZ + sizeof(uint32) + 2 * m * sizeof(JEntry);
-	for (i = 0; i < m; i++)
-		size += keys[i].len + values[i].len + 3;
+	for (i = 0; i < 2 * m; i++)
+		size += out_entries[i].len + 3;
 	result = palloc(size);
 	result->root.header = JB_FOBJECT | m;
 	entries = result->root.children;
-	data = (char *) &entries[2 * m];
-	out = data;
+	out = (char *) &entries[2 * m];
 	total = 0;
 	for (j = 0; j < 2 * m; j++)
 	{
-		SpliceEntry *e = (j < m) ? &keys[j] : &values[j - m];
+		SpliceEntry *e = &out_entries[j];
 		uint32		start = total;
 
 		if (e->type == JENTRY_ISNUMERIC || e->type == JENTRY_ISCONTAINER)
@@ -190,9 +218,38 @@ stamp_document(Relation rel, Jsonb *doc, int64 now_seconds)
 			entries[j] = e->type | (total - start);
 	}
 	SET_VARSIZE(result, out - (char *) result);
-	pfree(keys);
-	pfree(values);
+	if (in != stack_in)
+	{
+		pfree(in);
+		pfree(out_entries);
+	}
 	return result;
+}
+
+/*
+ * The numeric of the current second, made once per second (ttl.now() is
+ * the statement's timestamp: a bulk INSERT makes it once).
+ */
+static Numeric
+current_ts_value(void)
+{
+	static int64 cached_second = PG_INT64_MIN;
+	static Numeric cached_value = NULL;
+	int64		now_seconds = ttl_current_unix_seconds();
+
+	if (cached_value == NULL || cached_second != now_seconds)
+	{
+		Numeric		value = int64_to_numeric(now_seconds);
+		Numeric		copy = MemoryContextAlloc(TopMemoryContext, VARSIZE(value));
+
+		memcpy(copy, value, VARSIZE(value));
+		pfree(value);
+		if (cached_value)
+			pfree(cached_value);
+		cached_value = copy;
+		cached_second = now_seconds;
+	}
+	return cached_value;
 }
 
 PG_FUNCTION_INFO_V1(ttl_stamp);
@@ -207,6 +264,7 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	int			attnum;
 	Datum		doc;
 	bool		isnull;
+	Jsonb	   *jb;
 	Jsonb	   *stamped;
 	Datum		newdoc;
 
@@ -251,10 +309,13 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	doc = heap_getattr(tuple, attnum, tupdesc, &isnull);
 	if (isnull)
 		ttl_report_null_document(rel, doc_column);
-	if (!JB_ROOT_IS_OBJECT(DatumGetJsonbP(doc)))
-		ttl_report_not_object(rel, doc_column, DatumGetJsonbP(doc));
+	jb = DatumGetJsonbP(doc);	/* detoasted once */
+	if (!JB_ROOT_IS_OBJECT(jb))
+		ttl_report_not_object(rel, doc_column, jb);
 
-	stamped = stamp_document(rel, DatumGetJsonbP(doc), ttl_current_unix_seconds());
+	stamped = stamp_document(rel, jb, current_ts_value());
+	if (stamped == NULL)
+		return PointerGetDatum(tuple);	/* already stamped this second */
 	newdoc = JsonbPGetDatum(stamped);
 	isnull = false;
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, tupdesc, 1, &attnum,

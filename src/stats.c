@@ -40,13 +40,14 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
+#include "purge_key.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
 #include "stats.h"
 
 /*
- * ttl.backlog and ttl.stats walk each purge index for at most this many
+ * ttl.backlog and ttl.stats walk each purge key range for at most this many
  * rows (as in 1.0).  The worker, which publishes a backlog each time it
  * leaves a database (once a round), walks far fewer (TTL_SCHEDULER_WALK_LIMIT).
  */
@@ -62,17 +63,18 @@ typedef struct TtlBacklog
 
 /*
  * Run one walk as the current (owner's) role: count and smallest key of at
- * most `limit` due entries (the walk's LIMIT).  Needs SPI connected.
+ * most `limit` due entries (the walk's LIMIT), keys in [$2, $1].  Needs SPI
+ * connected.
  */
 static void
-backlog_walk(const char *sql, int64 cutoff, int64 *count, bool *have_min, int64 *min)
+backlog_walk(const char *sql, int64 low, int64 cutoff, int64 *count, bool *have_min, int64 *min)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(cutoff)};
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(cutoff), Int64GetDatum(low)};
 	bool		isnull;
 	int			rc;
 
-	rc = SPI_execute_with_args(sql, 1, argtypes, values, NULL, true, 1);
+	rc = SPI_execute_with_args(sql, 2, argtypes, values, NULL, true, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "ttl backlog walk failed: %s", SPI_result_code_string(rc));
 	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -109,30 +111,63 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	ttl_become_user(owner, &ctx);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (c->default_ttl > 0)
+	if (ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
 	{
-		backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
-							  " (SELECT ttl.doc_ts(%1$s) AS k FROM %2$s"
-							  " WHERE ttl.doc_ttl(%1$s) IS NULL"
-							  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
-							  " ORDER BY 1 LIMIT %3$s) s",
-							  col, table, limit_txt),
-					 now_s - c->default_ttl, &n, &have_k, &k);
+		/* 1.3: both kinds are ranges of the single index (purge_key.c) */
+		const char *sql = psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+								   " (SELECT ttl.doc_purge_key(%1$s) AS k FROM %2$s"
+								   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"
+								   " AND ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.>=) $2"
+								   " ORDER BY 1 LIMIT %3$s) s",
+								   col, table, limit_txt);
+
+		if (c->default_ttl > 0)
+		{
+			backlog_walk(sql, ttl_purge_key_low(TTL_KEY_INHERITED),
+						 ttl_purge_key_encode(TTL_KEY_INHERITED, now_s - c->default_ttl),
+						 &n, &have_k, &k);
+			out->expired += n;
+			if (have_k)
+			{
+				/* a due key decodes to a _ts <= now - default: no overflow */
+				out->oldest_s = ttl_purge_key_decode(TTL_KEY_INHERITED, k) + c->default_ttl;
+				out->have_oldest = true;
+			}
+		}
+		backlog_walk(sql, ttl_purge_key_low(TTL_KEY_OWN),
+					 ttl_purge_key_encode(TTL_KEY_OWN, now_s), &n, &have_k, &k);
 		out->expired += n;
 		if (have_k)
-		{
-			/* k <= now - default, so this cannot overflow */
-			out->oldest_s = k + c->default_ttl;
-			out->have_oldest = true;
-		}
+			k = ttl_purge_key_decode(TTL_KEY_OWN, k);
 	}
-	backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
-						  " (SELECT ttl.doc_expiry(%1$s) AS k FROM %2$s"
-						  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
-						  " ORDER BY 1 LIMIT %3$s) s",
-						  col, table, limit_txt),
-				 now_s, &n, &have_k, &k);
-	out->expired += n;
+	else
+	{
+		/* 1.0-1.2: one partial index per kind */
+		if (c->default_ttl > 0)
+		{
+			backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+								  " (SELECT ttl.doc_ts(%1$s) AS k FROM %2$s"
+								  " WHERE ttl.doc_ttl(%1$s) IS NULL"
+								  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
+								  " ORDER BY 1 LIMIT %3$s) s",
+								  col, table, limit_txt),
+						 0, now_s - c->default_ttl, &n, &have_k, &k);
+			out->expired += n;
+			if (have_k)
+			{
+				/* k <= now - default, so this cannot overflow */
+				out->oldest_s = k + c->default_ttl;
+				out->have_oldest = true;
+			}
+		}
+		backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+							  " (SELECT ttl.doc_expiry(%1$s) AS k FROM %2$s"
+							  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
+							  " ORDER BY 1 LIMIT %3$s) s",
+							  col, table, limit_txt),
+					 0, now_s, &n, &have_k, &k);
+		out->expired += n;
+	}
 	if (have_k && (!out->have_oldest || k < out->oldest_s))
 	{
 		out->oldest_s = k;

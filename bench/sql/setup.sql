@@ -201,11 +201,18 @@ END
 $$;
 
 -- The expired predicate of a ttl container, written with ttl's own index
--- expressions (so the purge indexes serve it).
-CREATE FUNCTION bench.ttl_pred_inherited() RETURNS text LANGUAGE sql IMMUTABLE
-    AS $$ SELECT 'ttl.doc_ttl(doc) IS NULL AND ttl.doc_ts(doc) <= $1' $$;
-CREATE FUNCTION bench.ttl_pred_own() RETURNS text LANGUAGE sql IMMUTABLE
-    AS $$ SELECT 'ttl.doc_expiry(doc) <= $1' $$;
+-- expressions (so the purge index serves it): from 1.3 the two key ranges
+-- of ttl.doc_purge_key (src/purge_key.c: inherited items at 2^62 + _ts,
+-- items with their own ttl at -2^62 + _ts + ttl, each within +-2^61),
+-- before that the two partial indexes of ttl.doc_ts and ttl.doc_expiry.
+CREATE FUNCTION bench.ttl_pred_inherited() RETURNS text LANGUAGE sql STABLE
+    AS $$ SELECT CASE WHEN pg_catalog.to_regprocedure('ttl.doc_purge_key(jsonb)') IS NOT NULL
+                      THEN 'ttl.doc_purge_key(doc) BETWEEN 2305843009213693952 AND 4611686018427387904 + $1'
+                      ELSE 'ttl.doc_ttl(doc) IS NULL AND ttl.doc_ts(doc) <= $1' END $$;
+CREATE FUNCTION bench.ttl_pred_own() RETURNS text LANGUAGE sql STABLE
+    AS $$ SELECT CASE WHEN pg_catalog.to_regprocedure('ttl.doc_purge_key(jsonb)') IS NOT NULL
+                      THEN 'ttl.doc_purge_key(doc) BETWEEN -6917529027641081856 AND -4611686018427387904 + $1'
+                      ELSE 'ttl.doc_expiry(doc) <= $1' END $$;
 CREATE FUNCTION bench.peer_pred_inherited() RETURNS text LANGUAGE sql IMMUTABLE
     AS $$ SELECT '(doc -> ''ttl'') IS NULL AND (doc ->> ''_ts'')::bigint <= $1' $$;
 CREATE FUNCTION bench.peer_pred_own() RETURNS text LANGUAGE sql IMMUTABLE

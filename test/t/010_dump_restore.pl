@@ -25,10 +25,11 @@ $node->safe_psql('src', q{
     SELECT ttl.enable('public.cache', -1, 'body');
     INSERT INTO public.cache VALUES (1, '{"ttl": 10}'), (2, '{}');
     SELECT ttl.pause('public.cache');
+    SELECT ttl.set_append_only('public.cache', true);
     GRANT SELECT ON app.sessions_live TO PUBLIC;
 });
 
-my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused
+my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused, append_only
                      FROM ttl.containers ORDER BY container::text};
 my $docs = q{SELECT string_agg(id || '=' || doc::text, ' ' ORDER BY id) FROM app.sessions};
 my $before_containers = $node->safe_psql('src', $containers);
@@ -53,10 +54,16 @@ is($node->safe_psql('dst', q{
     'registry references the restored table and view');
 is($node->safe_psql('dst', q{
     SELECT count(*) FROM pg_index
-     WHERE obj_description(indexrelid, 'pg_class') = 'ttl purge index'}), '4',
+     WHERE obj_description(indexrelid, 'pg_class') = 'ttl purge index'}), '2',
     'purge indexes restored, still marked as ours');
+is($node->safe_psql('dst', q{
+    SELECT string_agg(c.relname || ':' || a.amname, ',' ORDER BY c.relname) FROM pg_index i
+      JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+     WHERE obj_description(i.indexrelid, 'pg_class') = 'ttl purge index'}),
+    'cache_ttl_brin_idx:brin,sessions_ttl_purge_idx:btree',
+    'one purge index per container: the btree, and BRIN for the append-only one');
 $node->safe_psql('dst', q{SELECT ttl.disable('public.cache'); SELECT ttl.enable('public.cache', -1, 'body')});
-is($node->safe_psql('dst', q{SELECT count(*) FROM pg_index WHERE indrelid = 'public.cache'::regclass}), '3',
+is($node->safe_psql('dst', q{SELECT count(*) FROM pg_index WHERE indrelid = 'public.cache'::regclass}), '2',
     'disable drops the restored purge indexes, enable makes them anew');
 
 # everything works on the restored copy
