@@ -36,6 +36,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
+#include "citus.h"
 #include "expiry.h"
 #include "purge_internal.h"
 
@@ -127,6 +128,37 @@ direct_leaves(Relation root, const char **obstacle)
 }
 
 /*
+ * A shard of a distributed container (citus.c): Citus copies the purge
+ * indexes to the shards but not their comment, so the predicate itself is
+ * checked: WHERE ttl.doc_expiry(doc) IS NOT NULL (own) or WHERE
+ * ttl.doc_ttl(doc) IS NULL (inherited), exactly what ttl.enable writes.
+ */
+static bool
+citus_shard_purge_index(Relation index, AttrNumber doc_attno, bool own)
+{
+	TtlContainer policy;
+	List	   *pred;
+	NullTest   *test;
+	FuncExpr   *func;
+
+	if (!ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy))
+		return false;
+	pred = RelationGetIndexPredicate(index);
+	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
+		return false;
+	test = (NullTest *) linitial(pred);
+	if (test->nulltesttype != (own ? IS_NOT_NULL : IS_NULL) || test->argisrow ||
+		!IsA(test->arg, FuncExpr))
+		return false;
+	func = (FuncExpr *) test->arg;
+	return list_length(func->args) == 1 && IsA(linitial(func->args), Var) &&
+		((Var *) linitial(func->args))->varattno == doc_attno &&
+		((Var *) linitial(func->args))->varlevelsup == 0 &&
+		get_func_namespace(func->funcid) == get_namespace_oid("ttl", false) &&
+		strcmp(get_func_name(func->funcid), own ? "doc_expiry" : "doc_ttl") == 0;
+}
+
+/*
  * Whether index is a ttl purge index of the wanted kind on doc_attno: a
  * valid btree on ttl.doc_expiry(doc) (own) or ttl.doc_ts(doc) (inherited),
  * marked by ttl.enable's comment, itself or (on a partition) the
@@ -161,7 +193,9 @@ is_purge_index(Relation index, AttrNumber doc_attno, bool own)
 		get_partition_ancestors(RelationGetRelid(index)) : NIL;
 	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
 						 RelationRelationId, 0);
-	return comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0;
+	if (comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0)
+		return true;
+	return citus_shard_purge_index(index, doc_attno, own);
 }
 
 /* The purge index of that kind, opened and locked, or NULL. */

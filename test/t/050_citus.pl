@@ -86,9 +86,9 @@ for my $t (qw(s1 s2))
 	is( $coord->safe_psql('postgres', qq{
 SELECT bool_and(r.success AND r.result = '1|2') , count(*)
   FROM run_command_on_shards('$t',
-       \$\$SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = '%s'::regclass AND tgname LIKE 'zzz_ttl_stamp%%')
+       \$\$SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = '%1\$s'::regclass AND tgname LIKE 'zzz_ttl_stamp%%')
                   || '|' ||
-                  (SELECT count(*) FROM pg_index WHERE indrelid = '%s'::regclass
+                  (SELECT count(*) FROM pg_index WHERE indrelid = '%1\$s'::regclass
                       AND pg_get_indexdef(indexrelid) ~ 'ttl\\.doc_(ts|expiry)')\$\$) r}),
 		't|4', "$t: every shard has the stamp trigger and the two purge indexes");
 }
@@ -146,7 +146,7 @@ is( $coord->safe_psql('postgres',
 	'6|6', 'INSERT, multi-row INSERT, COPY, upsert and UPDATE stamp _ts on the shards');
 for my $bad ("INSERT INTO s1 VALUES ('b1', '{\"ttl\": \"60\"}')",
 	"INSERT INTO s1 VALUES ('b2', '{}'), ('b3', '{}'), ('b4', '{}'), ('b5', '{\"ttl\": 0}')",
-	"COPY s1 FROM STDIN;\nb6\t{}\nb7\t{\"ttl\": 1.5}\n\\.",
+	"COPY s1 FROM STDIN;\nb6\t{}\nb7\t{\"ttl\": 1.5}\n\\.\n",
 	"UPDATE s1 SET doc = doc || '{\"ttl\": -2}' WHERE id = 'l2'")
 {
 	($rc, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\n$bad");
