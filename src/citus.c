@@ -198,6 +198,28 @@ ttl_trigger_policy(Oid relid, TtlContainer *out)
 	return found;
 }
 
+/*
+ * For messages: the name of the distributed table whose shard rel is
+ * (<table>_<shardid>, with the policy trigger), or NULL.
+ */
+char *
+ttl_citus_shard_table_name(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	const char *us = strrchr(name, '_');
+	char	   *logical;
+	TtlContainer policy;
+
+	if (!ttl_citus_loaded() || us == NULL || us[1] == '\0' ||
+		strspn(us + 1, "0123456789") != strlen(us + 1) ||
+		!ttl_trigger_policy(RelationGetRelid(rel), &policy))
+		return NULL;
+	logical = pnstrdup(name, us - name);
+	if (ttl_citus_kind(get_relname_relid(logical, RelationGetNamespace(rel))) == TTL_CITUS_NONE)
+		return NULL;
+	return logical;
+}
+
 /* ttl_trigger_policy, only where Citus is loaded (else false at once) */
 bool
 ttl_trigger_policy_if_citus(Oid relid, TtlContainer *out)

@@ -6,6 +6,7 @@
 #define TTL_CITUS_H
 
 #include "nodes/pg_list.h"
+#include "utils/relcache.h"
 
 #include "registry.h"
 
@@ -19,6 +20,7 @@ extern bool ttl_citus_loaded(void);
 extern char ttl_citus_kind(Oid relid);
 extern bool ttl_trigger_policy(Oid relid, TtlContainer *out);
 extern bool ttl_trigger_policy_if_citus(Oid relid, TtlContainer *out);
+extern char *ttl_citus_shard_table_name(Relation rel);
 extern List *ttl_citus_local_placements(Oid container, bool due_only);
 extern void ttl_citus_sync_policy(Oid relid);
 extern void ttl_citus_check_kind(Oid relid);

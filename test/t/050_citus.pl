@@ -154,7 +154,8 @@ for my $bad ("INSERT INTO s1 VALUES ('b1', '{\"ttl\": \"60\"}')",
 # its SQLSTATE (ReportCopyError; XX000 for any remote COPY error)
 ($rc, $out, $err) = $coord->psql('postgres',
 	"COPY s1 FROM STDIN;\nb6\t{}\nb7\t{\"ttl\": 1.5}\n\\.\n");
-like($err, qr/ERROR:  invalid ttl in container .*: 1\.5/, 'a bad ttl fails a COPY through the coordinator');
+like($err, qr/ERROR:  invalid ttl in container "public\.s1": 1\.5/,
+	'a bad ttl fails a COPY through the coordinator, naming the distributed table');
 is( $coord->safe_psql('postgres',
 		"SELECT count(*), count(*) FILTER (WHERE doc ? 'ttl' AND id <> 'l3') FROM s1"),
 	'6|0', 'nothing of the failed statements was written on any node');
@@ -293,6 +294,38 @@ $coord->safe_psql('postgres', qq{
 UPDATE s3 SET doc = doc || '{"ttl": 1}' WHERE id = '$key'});
 ok($coord->poll_query_until('postgres', "SELECT count(*) FROM s3 WHERE id = '$key'", '0'),
 	'an item of the moved shard is stamped and purged on its new node');
+
+# A shard split: the new shards get the trigger and the purge indexes after
+# their rows (byte-identical documents), and their node purges them.
+my ($lo, $hi) = split /\|/, $coord->safe_psql('postgres',
+	"SELECT shardminvalue, shardmaxvalue FROM pg_dist_shard WHERE shardid = $shard");
+my $mid = int(($lo + $hi) / 2);
+my ($n1, $n2) = map {
+	$coord->safe_psql('postgres', "SELECT nodeid FROM pg_dist_node WHERE nodeport = " . $_->port)
+} @workers;
+my $maxshard = $coord->safe_psql('postgres', "SELECT max(shardid) FROM pg_dist_shard");
+$coord->safe_psql('postgres', qq{
+SELECT citus_split_shard_by_split_points($shard, ARRAY['$mid'], ARRAY[$n1, $n2], 'block_writes')});
+is( $coord->safe_psql('postgres',
+		"SELECT md5(string_agg(id || doc::text, ',' ORDER BY id)) FROM s3 WHERE id LIKE 'l%'"),
+	$before, 'the live documents are byte-identical after a split');
+is( $coord->safe_psql('postgres', qq{
+SELECT bool_and(r.success AND r.result = '1|2'), count(*)
+  FROM run_command_on_shards('s3',
+       \$\$SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = '%1\$s'::regclass AND tgname LIKE 'zzz_ttl_stamp%%')
+                  || '|' ||
+                  (SELECT count(*) FROM pg_index WHERE indrelid = '%1\$s'::regclass
+                      AND pg_get_indexdef(indexrelid) ~ 'ttl\\.doc_(ts|expiry)')\$\$) r}),
+	't|5', 'after the split every shard of s3 has the stamp trigger and the purge indexes');
+my $split_keys = $coord->safe_psql('postgres', qq{
+SELECT string_agg(quote_literal(k), ',') FROM (
+  SELECT min(id) AS k FROM s3
+   WHERE get_shard_id_for_distribution_column('s3', id) > $maxshard
+   GROUP BY get_shard_id_for_distribution_column('s3', id)) x});
+is(scalar(split /,/, $split_keys), 2, 'an item in each of the two new shards');
+$coord->safe_psql('postgres', qq{UPDATE s3 SET doc = doc || '{"ttl": 1}' WHERE id IN ($split_keys)});
+ok($coord->poll_query_until('postgres', "SELECT count(*) FROM s3", '498'),
+	'items of the new shards are stamped and purged on their nodes');
 
 $_->stop for @nodes;
 done_testing();
