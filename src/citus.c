@@ -64,6 +64,7 @@
 #include "utils/syscache.h"
 
 #include "citus.h"
+#include "compat.h"
 #include "purge_internal.h"
 #include "run_as.h"
 
@@ -547,7 +548,9 @@ after_table_maker(void)
 		TtlContainer policy;
 
 		ttl_citus_check_kind(relid);
-		if (ttl_citus_kind(relid) == TTL_CITUS_HASH && !ttl_trigger_policy(relid, &policy))
+		/* the caller's own tables only (Citus distributes only those) */
+		if (ttl_citus_kind(relid) == TTL_CITUS_HASH && !ttl_trigger_policy(relid, &policy) &&
+			ttl_class_ownercheck(relid, GetUserId()))
 			ttl_citus_sync_policy(relid);
 	}
 }
