@@ -1,27 +1,12 @@
 /*
  * citus.h
- *		Containers on Citus distributed tables, found at run time (citus.c).
+ *		What ttl does to containers on Citus distributed tables (citus.c).
  */
 #ifndef TTL_CITUS_H
 #define TTL_CITUS_H
 
-#include "nodes/pg_list.h"
-#include "utils/relcache.h"
+#include "postgres.h"
 
-#include "registry.h"
-
-/* ttl_citus_kind(): what Citus makes of a table */
-#define TTL_CITUS_NONE		'\0'	/* not a Citus table (or no Citus) */
-#define TTL_CITUS_HASH		'h'		/* hash-distributed */
-#define TTL_CITUS_REFERENCE 'r'		/* reference table */
-#define TTL_CITUS_OTHER		'o'		/* any other kind (local, append...) */
-
-extern bool ttl_citus_loaded(void);
-extern char ttl_citus_kind(Oid relid);
-extern bool ttl_trigger_policy(Oid relid, TtlContainer *out);
-extern bool ttl_trigger_policy_if_citus(Oid relid, TtlContainer *out);
-extern char *ttl_citus_shard_table_name(Relation rel);
-extern List *ttl_citus_local_placements(Oid container, bool due_only);
 extern void ttl_citus_sync_policy(Oid relid);
 extern void ttl_citus_check_kind(Oid relid);
 extern int64 ttl_citus_purge(Oid relid, int64 max_rows);

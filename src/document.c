@@ -29,7 +29,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "citus.h"
+#include "citus_meta.h"
 #include "document.h"
 
 /*

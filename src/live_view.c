@@ -90,7 +90,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "citus.h"
+#include "citus_meta.h"
 #include "compat.h"
 #include "live_view.h"
 

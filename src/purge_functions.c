@@ -29,6 +29,7 @@
 #include "utils/timestamp.h"
 
 #include "citus.h"
+#include "citus_meta.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "registry.h"

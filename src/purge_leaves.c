@@ -36,7 +36,7 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
-#include "citus.h"
+#include "citus_meta.h"
 #include "expiry.h"
 #include "purge_internal.h"
 

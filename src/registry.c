@@ -37,7 +37,6 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "citus.h"
 #include "compat.h"
 #include "registry.h"
 
@@ -151,18 +150,7 @@ read_container(Oid relid, TtlContainer *out)
 bool
 ttl_read_container(Oid relid, TtlContainer *out)
 {
-	/* a shard of a distributed container, or its shell on a node: citus.c */
-	return read_container(relid, out) || ttl_trigger_policy_if_citus(relid, out);
-}
-
-/*
- * The policy of relid for its readers (ttl.live): the registry's, else, on a
- * node of a Citus cluster, the one its stamp trigger carries.
- */
-bool
-ttl_lookup_policy(Oid relid, TtlContainer *out)
-{
-	return ttl_lookup_container(relid, out) || ttl_trigger_policy_if_citus(relid, out);
+	return read_container(relid, out);
 }
 
 /*
@@ -194,9 +182,6 @@ ttl_list_containers(bool due_only)
 			continue;
 		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(c.relid)))
 			continue;
-		/* a distributed table: its shards are purged where they are (below) */
-		if (ttl_citus_kind(c.relid) != TTL_CITUS_NONE)
-			continue;
 		/* another session's temp table (registered under 1.0): unreachable */
 		if (isOtherTempNamespace(get_rel_namespace(c.relid)))
 			continue;
@@ -204,8 +189,7 @@ ttl_list_containers(bool due_only)
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	/* this node's placements of distributed containers */
-	return list_concat(result, ttl_citus_local_placements(InvalidOid, due_only));
+	return result;
 }
 
 /*

@@ -22,7 +22,6 @@ typedef struct TtlContainer
 extern void ttl_register_cache_callbacks(void);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern bool ttl_read_container(Oid relid, TtlContainer *out);
-extern bool ttl_lookup_policy(Oid relid, TtlContainer *out);
 extern List *ttl_list_containers(bool due_only);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern char *ttl_relation_display_name(Oid relid);

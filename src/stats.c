@@ -40,7 +40,7 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
-#include "citus.h"
+#include "citus_meta.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
@@ -227,7 +227,8 @@ container_backlog(Oid relid, bool must_read, TtlBacklog *out)
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 
-	if (!ttl_lookup_container(relid, &c))
+	/* a shard of a distributed container: the policy its trigger carries */
+	if (!ttl_lookup_container(relid, &c) && !ttl_trigger_policy_if_citus(relid, &c))
 	{
 		/* not a container: nothing expires (as 1.0) */
 		out->known = true;
