@@ -304,6 +304,8 @@ my ($n1, $n2) = map {
 	$coord->safe_psql('postgres', "SELECT nodeid FROM pg_dist_node WHERE nodeport = " . $_->port)
 } @workers;
 my $maxshard = $coord->safe_psql('postgres', "SELECT max(shardid) FROM pg_dist_shard");
+$before = $coord->safe_psql('postgres',
+	"SELECT md5(string_agg(id || doc::text, ',' ORDER BY id)) FROM s3 WHERE id LIKE 'l%'");
 $coord->safe_psql('postgres', qq{
 SELECT citus_split_shard_by_split_points($shard, ARRAY['$mid'], ARRAY[$n1, $n2], 'block_writes')});
 is( $coord->safe_psql('postgres',
