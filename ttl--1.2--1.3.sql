@@ -12,6 +12,10 @@
 -- ttl.disable turn it on for their own DDL (a placeholder without Citus).
 ALTER FUNCTION ttl.enable(regclass, integer, name) SET citus.enable_unsafe_triggers = on;
 ALTER FUNCTION ttl.disable(regclass) SET citus.enable_unsafe_triggers = on;
+-- ttl.disable drops the view after the trigger and the indexes: Citus runs
+-- a distributed view's DDL only over one connection per node, so the
+-- function's DDL on the shards runs sequentially too.
+ALTER FUNCTION ttl.disable(regclass) SET citus.multi_shard_modify_mode = 'sequential';
 
 -- What Citus makes of a table: 'h' hash-distributed, 'r' reference, 'o'
 -- other, NULL not a Citus table (or no Citus).
