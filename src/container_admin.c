@@ -10,7 +10,9 @@
  * through these functions, which check that the caller owns the table and
  * then write as the extension's owner with a fixed search_path
  * (ttl_registry_execute).  A policy change holds the container's purge lock
- * (ttl_lock_container) until commit.
+ * (ttl_lock_container) until commit; on a Citus distributed container it
+ * also replaces the stamp trigger that carries the policy to the nodes
+ * (citus.c).
  */
 #include "postgres.h"
 
@@ -18,6 +20,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -40,6 +43,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "document.h"
 #include "registry.h"
@@ -131,6 +135,8 @@ ttl_register(PG_FUNCTION_ARGS)
 				 errmsg("column \"%s\" of relation \"%s\" is of type %s, not jsonb",
 						doc_column, ttl_relation_display_name(relid),
 						format_type_be(atttype))));
+	/* a Citus reference (or other non-hash) table: 0A000 */
+	ttl_citus_check_kind(relid);
 	if (ttl_read_container(relid, &existing))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -174,6 +180,9 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 	}
 	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, nulls, NULL);
+	/* the last step of ttl.enable(): a distributed container's trigger gets its policy */
+	CommandCounterIncrement();
+	ttl_citus_sync_policy(relid);
 	PG_RETURN_VOID();
 }
 
@@ -221,6 +230,9 @@ ttl_set_default_ttl(PG_FUNCTION_ARGS)
 	ttl_registry_execute("UPDATE ttl.registry SET default_ttl = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, nulls, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
+	/* a distributed container: its shards and nodes learn it in this transaction */
+	CommandCounterIncrement();
+	ttl_citus_sync_policy(relid);
 	PG_RETURN_VOID();
 }
 
@@ -238,6 +250,8 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 	ttl_registry_execute("UPDATE ttl.registry SET paused = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
+	CommandCounterIncrement();
+	ttl_citus_sync_policy(relid);
 }
 
 /*

@@ -30,6 +30,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "citus_meta.h"
 #include "document.h"
 
 /*
@@ -353,8 +354,11 @@ ttl_doc_ttl_sql(PG_FUNCTION_ARGS)
 char *
 ttl_container_name(Relation rel)
 {
+	/* a shard of a distributed container: the name the user knows */
+	char	   *logical = ttl_citus_shard_table_name(rel);
+
 	return quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-									  RelationGetRelationName(rel));
+									  logical ? logical : RelationGetRelationName(rel));
 }
 
 static char *

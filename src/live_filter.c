@@ -14,6 +14,7 @@
 #include "utils/timestamp.h"
 
 #include "document.h"
+#include "citus_meta.h"
 #include "expiry.h"
 #include "registry.h"
 #include "settings.h"
@@ -44,7 +45,8 @@ ttl_live(PG_FUNCTION_ARGS)
 		state = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(LiveFilterState));
 		state->default_is_null = true;
 		state->default_ttl = 0;
-		if (!PG_ARGISNULL(1) && ttl_lookup_container(PG_GETARG_OID(1), &c))
+		if (!PG_ARGISNULL(1) && (ttl_lookup_container(PG_GETARG_OID(1), &c) ||
+								   ttl_trigger_policy_if_citus(PG_GETARG_OID(1), &c)))
 		{
 			state->default_is_null = c.default_is_null;
 			state->default_ttl = c.default_ttl;

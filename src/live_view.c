@@ -59,11 +59,15 @@
  * ~1.10x-1.12x (the rewriter's view expansion); both stages ~1.08x (1.02x
  * prepared).
  * Adding the filter after subquery_planner fixed the qual security levels
- * would lose the ordering guarantee.  For Citus (later) both stages must
- * leave distributed tables to PostgreSQL's subquery, whose WHERE Citus
- * deparses into shard queries (it drops securityQuals), and the planner
- * stage can then flatten the plain subquery of live-view shape that the
- * worker receives.
+ * would lose the ordering guarantee.
+ *
+ * Citus (citus.c): both stages leave a live view of a Citus table to
+ * PostgreSQL's security-barrier subquery, which Citus deparses into the
+ * shard queries as a subquery (it would drop securityQuals), so the filter
+ * runs on the nodes next to the data; router pruning and the shard's
+ * indexes still work (leakproof quals pass the barrier).  The node that
+ * receives the shard query restores the barrier the text lost
+ * (flatten_shard_subquery).
  */
 #include "postgres.h"
 
@@ -71,6 +75,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "access/htup_details.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -85,6 +90,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "citus_meta.h"
 #include "compat.h"
 #include "live_view.h"
 
@@ -323,6 +329,80 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	return true;
 }
 
+/* Does query (at depth levelsup below the entry's level) use entry rti's whole row? */
+typedef struct WholeRowContext
+{
+	int			rti;
+	int			levelsup;
+} WholeRowContext;
+
+static bool
+whole_row_walker(Node *node, WholeRowContext *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		return var->varno == ctx->rti && var->varattno == InvalidAttrNumber &&
+			(int) var->varlevelsup == ctx->levelsup;
+	}
+	if (IsA(node, Query))
+	{
+		bool		found;
+
+		ctx->levelsup++;
+		found = query_tree_walker((Query *) node, whole_row_walker, ctx, 0);
+		ctx->levelsup--;
+		return found;
+	}
+	return expression_tree_walker(node, whole_row_walker, ctx);
+}
+
+/*
+ * Planner stage on a Citus node: the shard query of a read through a
+ * distributed container's live view.  Citus ships the view's security-
+ * barrier subquery as SQL text, which cannot say "security barrier":
+ * (SELECT <columns> FROM <shard> <alias> WHERE ttl.live(<doc>,
+ * '<distributed table>'::regclass)) <view>.  Planned as it stands, the
+ * subquery would be pulled up and its filter ordered by cost among the
+ * reader's quals, so a cheap leaky function could see expired documents.
+ * This node restores the barrier: a plain subquery of exactly the live
+ * view's shape over a table that is not itself a Citus table (a shard),
+ * filtered for a Citus table, becomes the shard's scan with the filter as
+ * its security qual, as a live view is planned on one node.  The shard's
+ * own entry carries the reader's permission check (no view here).  Any
+ * other subquery is left alone; treating a user's own subquery of that
+ * shape as a barrier changes no result.
+ */
+static void
+flatten_shard_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
+{
+	Query	   *view = rte->subquery;
+	int			table_rti;
+	FuncExpr   *filter;
+	Const	   *container;
+	WholeRowContext ctx;
+
+	if (!ttl_citus_loaded())
+		return;
+	table_rti = live_view_table_index(view);
+	if (table_rti == 0)
+		return;
+	filter = (FuncExpr *) view->jointree->quals;
+	container = (Const *) lsecond(filter->args);
+	if (container->constisnull || container->consttype != REGCLASSOID ||
+		ttl_citus_kind(DatumGetObjectId(container->constvalue)) == TTL_CITUS_NONE ||
+		ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
+		return;
+	ctx.rti = rti;
+	ctx.levelsup = 0;
+	if (query_tree_walker(query, whole_row_walker, &ctx, QTW_IGNORE_RANGE_TABLE))
+		return;
+	flatten_live_view(query, rti, rte, view, table_rti, NIL, NULL, extra_rtes);
+}
+
 /*
  * Planner stage: the rewriter has made the view a security-barrier
  * subquery.  The reader's permission check on the view is on the entry
@@ -341,10 +421,18 @@ flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 	List	   *perm_rtes;
 	int			i;
 
-	if (!rte->security_barrier || rte->lateral)
+	if (rte->lateral)
 		return;
+	if (!rte->security_barrier)
+	{
+		flatten_shard_subquery(query, rti, rte, extra_rtes);
+		return;
+	}
 	table_rti = live_view_table_index(view);
 	if (table_rti == 0 || table_rti == ttl_view_old_varno)
+		return;
+	/* a Citus table: Citus ships the subquery to the shards (see above) */
+	if (ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
 		return;
 	perm = ttl_view_perm_rte(query, rte, &selected);
 	if (perm == NULL || get_parse_rowmark(query, rti) != NULL ||
@@ -390,6 +478,10 @@ flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
 		view = linitial(rules->rules[0]->actions);
 		table_rti = live_view_table_index(view);
 	}
+	/* a Citus table: the rewriter's barrier subquery, which Citus ships */
+	if (table_rti > 0 &&
+		ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
+		table_rti = 0;
 	if (table_rti > 0)
 	{
 		RangeTblEntry *perm = copyObject(rte);

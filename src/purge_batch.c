@@ -49,6 +49,7 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "citus_meta.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "purge_key.h"
@@ -206,7 +207,8 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 	 * committed now (not as the caller's snapshot saw it): a default set to
 	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
 	 */
-	if (!ttl_read_container(cur->relid, policy) ||
+	if (!(ttl_read_container(cur->relid, policy) ||
+		  ttl_trigger_policy_if_citus(cur->relid, policy)) ||	/* a shard: citus_meta.c */
 		(cur->honour_pause && policy->paused))
 	{
 		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */

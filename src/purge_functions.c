@@ -28,6 +28,8 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
+#include "citus_meta.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "purge_key.h"
@@ -91,6 +93,9 @@ ttl_purge(PG_FUNCTION_ARGS)
 
 		ttl_check_container_owner(relid);
 		ttl_get_container(relid, &c);
+		/* a distributed container: each node purges its shards (citus.c) */
+		if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
+			PG_RETURN_INT64(ttl_citus_purge(relid, max_rows));
 		relids = list_make1_oid(relid);
 	}
 	else

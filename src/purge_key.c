@@ -46,6 +46,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "citus_meta.h"
 #include "document.h"
 #include "purge_key.h"
 
@@ -127,11 +128,48 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 }
 
 /*
+ * A shard of a distributed container (citus.c): Citus copies the purge
+ * indexes to the shards but not their comment, so the predicate itself is
+ * checked: none for the 1.3 key index (btree or BRIN), WHERE
+ * ttl.doc_ttl(doc) IS NULL for 1.0-1.2's inherited index and WHERE
+ * ttl.doc_expiry(doc) IS NOT NULL for its own-ttl index, exactly what
+ * ttl.enable writes.
+ */
+static bool
+citus_shard_purge_index(Relation index, TtlPurgeIndexKind kind, AttrNumber doc_attno)
+{
+	TtlContainer policy;
+	List	   *pred;
+	NullTest   *test;
+	FuncExpr   *func;
+	bool		own = (kind == TTL_INDEX_EXPIRY);
+
+	if (!ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy))
+		return false;
+	pred = RelationGetIndexPredicate(index);
+	if (kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN)
+		return pred == NIL;
+	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
+		return false;
+	test = (NullTest *) linitial(pred);
+	if (test->nulltesttype != (own ? IS_NOT_NULL : IS_NULL) || test->argisrow ||
+		!IsA(test->arg, FuncExpr))
+		return false;
+	func = (FuncExpr *) test->arg;
+	return list_length(func->args) == 1 && IsA(linitial(func->args), Var) &&
+		((Var *) linitial(func->args))->varattno == doc_attno &&
+		((Var *) linitial(func->args))->varlevelsup == 0 &&
+		get_func_namespace(func->funcid) == get_namespace_oid("ttl", false) &&
+		strcmp(get_func_name(func->funcid), own ? "doc_expiry" : "doc_ttl") == 0;
+}
+
+/*
  * What index is to purge: a valid btree on one of ttl's key functions of
  * doc_attno (or, for an append-only container, a BRIN on ttl.doc_purge_key)
  * marked by ttl.enable's comment, itself or (on a partition) the
  * partitioned index it belongs to.  The comment vouches for the predicate
- * of the 1.0-1.2 partial indexes.
+ * of the 1.0-1.2 partial indexes (on a Citus shard, which has no comment,
+ * the predicate is checked).
  */
 TtlPurgeIndexKind
 ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
@@ -174,9 +212,9 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 		get_partition_ancestors(RelationGetRelid(index)) : NIL;
 	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
 						 RelationRelationId, 0);
-	if (comment == NULL || strcmp(comment, TTL_PURGE_INDEX_COMMENT) != 0)
-		return TTL_INDEX_OTHER;
-	return kind;
+	if (comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0)
+		return kind;
+	return citus_shard_purge_index(index, kind, doc_attno) ? kind : TTL_INDEX_OTHER;
 }
 
 /*

@@ -32,6 +32,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "citus_meta.h"
 #include "compat.h"
 #include "purge.h"
 #include "purge_internal.h"
@@ -171,7 +172,7 @@ ttl_list_due_containers(bool all_owners)
 	List	   *result = NIL;
 	ListCell   *lc;
 
-	foreach(lc, ttl_list_containers(true))
+	foreach(lc, ttl_list_purge_targets(true))
 	{
 		Oid			relid = lfirst_oid(lc);
 

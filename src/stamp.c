@@ -6,7 +6,8 @@
  *		ttl.now() in Unix seconds.
  *
  * Locking: none beyond the row being written.  The trigger reads nothing
- * but its argument (the document column's name) and the row: it never looks
+ * but its first argument (the document column's name) and the row (on a
+ * Citus table it carries the policy in two more arguments, citus.c): it never looks
  * at the registry, so writes cost the same whatever the container's policy.
  * A renamed document column rewrites the argument (ddl_events.c).
  */
@@ -285,7 +286,8 @@ ttl_stamp(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("ttl.stamp() must be fired for INSERT or UPDATE")));
-	if (trigdata->tg_trigger->tgnargs != 1)
+	/* a container on Citus: (doc column, default_ttl, paused), see citus.c */
+	if (trigdata->tg_trigger->tgnargs != 1 && trigdata->tg_trigger->tgnargs != 3)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("ttl.stamp() takes one argument, the document column")));

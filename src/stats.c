@@ -41,6 +41,7 @@
 #include "utils/syscache.h"
 
 #include "purge_key.h"
+#include "citus_meta.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
@@ -266,7 +267,8 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 
-	if (!ttl_lookup_container(relid, &c))
+	/* a shard of a distributed container: the policy its trigger carries */
+	if (!ttl_lookup_container(relid, &c) && !ttl_trigger_policy_if_citus(relid, &c))
 	{
 		/* not a container: nothing expires (as 1.0) */
 		out->known = true;
@@ -357,14 +359,17 @@ ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
 void
 ttl_record_purge(Oid relid, int64 deleted, const char *error)
 {
-	Oid			argtypes[3] = {OIDOID, INT8OID, TEXTOID};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
+	Oid			argtypes[4] = {OIDOID, INT8OID, TEXTOID, BOOLOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 	static SPIPlanPtr plan = NULL;
+	TtlContainer placement;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int64GetDatum(deleted);
 	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
+	/* a shard of a distributed container has no registry row (citus.c) */
+	values[3] = BoolGetDatum(ttl_trigger_policy_if_citus(relid, &placement));
 	if (error == NULL)
 		nulls[2] = 'n';
 	ttl_registry_execute(
@@ -372,11 +377,11 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 		" (relid, rows_purged, last_purge_at, last_error, last_error_at)"
 		" SELECT $1, $2, CASE WHEN $3 IS NULL THEN ttl.now() END, $3,"
 		"  CASE WHEN $3 IS NOT NULL THEN ttl.now() END"
-		" WHERE EXISTS (SELECT FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1)"
+		" WHERE $4 OR EXISTS (SELECT FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1)"
 		" ON CONFLICT (relid) DO UPDATE SET"
 		"  rows_purged = s.rows_purged OPERATOR(pg_catalog.+) $2,"
 		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
 		"  last_error = $3,"
 		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
-		3, argtypes, values, nulls, &plan);
+		4, argtypes, values, nulls, &plan);
 }

@@ -18,6 +18,7 @@
  *                      db_states.c (the databases in shared memory)
  *   stats.c            ttl.purge_stats and the backlog
  *   ddl_*.c            containers follow ALTER TABLE
+ *   citus.c            containers on Citus distributed tables
  *
  * Locking: none.
  */
@@ -26,6 +27,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 
+#include "citus.h"
 #include "live_view.h"
 #include "purge.h"
 #include "registry.h"
@@ -44,6 +46,7 @@ _PG_init(void)
 	ttl_register_cache_callbacks();
 	ttl_install_live_view_hooks();
 	ttl_install_purge_hooks();
+	ttl_install_citus_hooks();
 
 	if (process_shared_preload_libraries_in_progress)
 		ttl_register_launcher();

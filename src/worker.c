@@ -41,6 +41,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "citus_meta.h"
 #include "compat.h"
 #include "purge.h"
 #include "registry.h"
@@ -137,7 +138,7 @@ lock_container_now(Oid relid)
 static void
 compute_backlog(LeftBacklog *left)
 {
-	List	   *relids = ttl_list_containers(true);
+	List	   *relids = ttl_list_purge_targets(true);
 	ListCell   *lc;
 	bool		isnull;
 

@@ -1,0 +1,378 @@
+/*
+ * citus.c
+ *		Containers on Citus distributed tables: what ttl does to them (the
+ *		policy in the stamp trigger, the refusal of reference tables, the
+ *		purge pushed to the nodes, the SQL functions of 1.3 and the fmgr
+ *		hook around create_distributed_table).  What ttl reads of Citus
+ *		(is it loaded, what kind of table, which placements are here, the
+ *		policy a trigger carries) is in citus_meta.c.  Citus is found at run
+ *		time and never linked; its SQL functions are called schema-qualified
+ *		through SPI.
+ *
+ * The policy travels with the table's DDL.  On a hash-distributed container
+ * the stamp trigger carries the policy as two more arguments,
+ * ttl.stamp(doc_column, default_ttl, 'active' | 'paused'); the registry
+ * functions on the coordinator keep it in step with CREATE OR REPLACE
+ * TRIGGER (ttl_citus_sync_policy), which Citus propagates in its own
+ * distributed transaction to every shard and to the table's shell on every
+ * node with metadata.  A node that holds a shard thus knows the policy of
+ * the logical table (its shell) and of each of its shards
+ * (ttl_trigger_policy), committed or rolled back with the change, also on
+ * placements that moves and splits create (Citus creates the triggers of
+ * a new placement after copying its rows).
+ *
+ * Purge happens where the shards are: each node's purge lists the shards of
+ * containers whose placements are active on this node in Citus's metadata
+ * (ttl_citus_local_placements), never the distributed table itself, whose
+ * DELETE would go through the coordinator.  ttl.purge() of a distributed
+ * container pushes ttl._purge_placements() to every node in parallel
+ * (run_command_on_all_nodes: each node commits on its own).
+ *
+ * Citus refuses triggers on distributed tables unless
+ * citus.enable_unsafe_triggers is on; ttl's trigger only rewrites the row it
+ * fires for, so ttl turns the setting on for its own DDL and, through the
+ * fmgr hook, for the duration of create_distributed_table() and its
+ * siblings.  After such a call every registered container that became a
+ * reference (or other non-hash) Citus table raises 0A000 (the call rolls
+ * back), and every hash-distributed one gets its policy into its trigger.
+ *
+ * Locking: reads of Citus's catalogs take AccessShareLock; the trigger
+ * replacement takes what CREATE TRIGGER takes (ShareRowExclusiveLock on the
+ * table and its shards), under the container's purge lock that the caller
+ * (a policy change) holds.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "citus.h"
+#include "citus_meta.h"
+#include "compat.h"
+#include "purge_internal.h"
+#include "run_as.h"
+
+#define STAMP_TRIGGER "zzz_ttl_stamp"
+
+static needs_fmgr_hook_type prev_needs_fmgr_hook = NULL;
+static fmgr_hook_type prev_fmgr_hook = NULL;
+
+/*
+ * Run one statement of ttl's own DDL on a Citus table: citus.enable_unsafe_triggers
+ * on (ttl's trigger rewrites only the row it fires for) and a pinned search_path,
+ * both only for the statement.
+ */
+static void
+citus_ddl(const char *sql)
+{
+	int			nestlevel = ttl_pin_search_path();
+
+	(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not run \"%s\"", sql);
+	SPI_finish();
+	AtEOXact_GUC(true, nestlevel);
+}
+
+/*
+ * Put the registry's policy of a hash-distributed container into its stamp
+ * trigger, which Citus replaces on every shard and every node's shell in
+ * the same distributed transaction.  Nothing for any other table.
+ */
+void
+ttl_citus_sync_policy(Oid relid)
+{
+	TtlContainer c;
+	char	   *def;
+
+	if (ttl_citus_kind(relid) != TTL_CITUS_HASH || !ttl_read_container(relid, &c))
+		return;
+	def = c.default_is_null ? "" : psprintf("%d", c.default_ttl);
+	citus_ddl(psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
+					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
+					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s)",
+					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												  get_rel_name(relid)),
+					   quote_literal_cstr(NameStr(c.doc_column)),
+					   quote_literal_cstr(def),
+					   quote_literal_cstr(c.paused ? "paused" : "active")));
+}
+
+/* 0A000 for a container that Citus holds other than hash-distributed. */
+void
+ttl_citus_check_kind(Oid relid)
+{
+	char		kind = ttl_citus_kind(relid);
+
+	if (kind == TTL_CITUS_REFERENCE || kind == TTL_CITUS_OTHER)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container \"%s\" cannot be a Citus %s",
+						get_rel_name(relid),
+						kind == TTL_CITUS_REFERENCE ? "reference table" :
+						"table other than a hash-distributed one"),
+				 errdetail("Each placement would stamp and purge on its own and the copies would drift."),
+				 errhint("Use a hash-distributed table: create_distributed_table().")));
+}
+
+/*
+ * ttl.purge() of a distributed container on the coordinator: every node
+ * purges its own placements (ttl._purge_placements), in parallel, each in
+ * its own transaction; the total deleted.
+ */
+int64
+ttl_citus_purge(Oid relid, int64 max_rows)
+{
+	char	   *command;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	int64		total = 0;
+	uint64		i;
+	int			nestlevel;
+
+	command = psprintf("SELECT ttl._purge_placements(%s::pg_catalog.regclass, %s)",
+					   quote_literal_cstr(quote_qualified_identifier(
+																	 get_namespace_name(get_rel_namespace(relid)),
+																	 get_rel_name(relid))),
+					   max_rows < 0 ? "NULL" : psprintf(INT64_FORMAT, max_rows));
+	values[0] = CStringGetTextDatum(command);
+	nestlevel = ttl_pin_search_path();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT r.success, r.result"
+							  "  FROM pg_catalog.run_command_on_all_nodes($1) r",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not run ttl._purge_placements on the nodes");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		bool		ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i],
+													SPI_tuptable->tupdesc, 1, &isnull));
+		char	   *result = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_CONNECTION_FAILURE),
+					 errmsg("purge of container \"%s\" failed on a node: %s",
+							get_rel_name(relid), result ? result : "(no message)"),
+					 errdetail("The nodes that succeeded have committed their purge.")));
+		if (result != NULL && result[0] != '\0')
+			total += pg_strtoint64(result);
+	}
+	SPI_finish();
+	AtEOXact_GUC(true, nestlevel);
+	return total;
+}
+
+/*
+ * ttl._purge_placements(container, max_rows): purge this node's active
+ * placements of a distributed container now, as its owner; how many rows.
+ */
+PG_FUNCTION_INFO_V1(ttl_purge_placements);
+Datum
+ttl_purge_placements(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+	int64		total = 0;
+	ListCell   *lc;
+
+	PreventCommandIfReadOnly("ttl._purge_placements()");
+	ttl_check_container_owner(relid);
+	foreach(lc, ttl_citus_local_placements(relid, false))
+	{
+		bool		skipped;
+
+		if (max_rows >= 0 && total >= max_rows)
+			break;
+		total += ttl_purge_container(lfirst_oid(lc),
+									 max_rows < 0 ? -1 : max_rows - total, &skipped);
+	}
+	PG_RETURN_INT64(total);
+}
+
+/* ttl._local_placements(container): this node's active placements. */
+PG_FUNCTION_INFO_V1(ttl_local_placements);
+Datum
+ttl_local_placements(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	foreach(lc, ttl_citus_local_placements(PG_GETARG_OID(0), false))
+	{
+		Datum		value = ObjectIdGetDatum(lfirst_oid(lc));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+	}
+	return (Datum) 0;
+}
+
+/* ttl._citus_kind(table): 'h', 'r', 'o' or NULL (not a Citus table). */
+PG_FUNCTION_INFO_V1(ttl_citus_kind_sql);
+Datum
+ttl_citus_kind_sql(PG_FUNCTION_ARGS)
+{
+	char		kind = ttl_citus_kind(PG_GETARG_OID(0));
+
+	if (kind == TTL_CITUS_NONE)
+		PG_RETURN_NULL();
+	PG_RETURN_CHAR(kind);
+}
+
+/* ttl._citus_sync_policy(container): see ttl_citus_sync_policy. */
+PG_FUNCTION_INFO_V1(ttl_citus_sync_policy_sql);
+Datum
+ttl_citus_sync_policy_sql(PG_FUNCTION_ARGS)
+{
+	ttl_check_container_owner(PG_GETARG_OID(0));
+	ttl_citus_sync_policy(PG_GETARG_OID(0));
+	PG_RETURN_VOID();
+}
+
+/* ---- create_distributed_table() and its siblings ---- */
+
+/* Is fn_oid one of Citus's functions that make a table a Citus table? */
+static bool
+is_citus_table_maker(Oid fn_oid)
+{
+	static const char *const makers[] = {
+		"create_distributed_table", "create_distributed_table_concurrently",
+		"create_reference_table", "create_citus_local_table",
+		"citus_add_local_table_to_metadata", "alter_distributed_table",
+		"undistribute_table", NULL
+	};
+	HeapTuple	tup;
+	bool		result = false;
+	int			i;
+
+	if (!ttl_citus_loaded())
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn_oid));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	if (((Form_pg_proc) GETSTRUCT(tup))->pronamespace == PG_CATALOG_NAMESPACE)
+		for (i = 0; makers[i] != NULL; i++)
+			if (strcmp(NameStr(((Form_pg_proc) GETSTRUCT(tup))->proname), makers[i]) == 0)
+				result = true;
+	ReleaseSysCache(tup);
+	return result;
+}
+
+static bool
+ttl_needs_fmgr_hook(Oid fn_oid)
+{
+	if (prev_needs_fmgr_hook && prev_needs_fmgr_hook(fn_oid))
+		return true;
+	return is_citus_table_maker(fn_oid);
+}
+
+/*
+ * After a Citus table maker: refuse containers it made reference (or other
+ * non-hash) tables, give hash-distributed ones their policy in the trigger.
+ */
+static void
+after_table_maker(void)
+{
+	uint64		i;
+	List	   *relids = NIL;
+	ListCell   *lc;
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (!OidIsValid(get_extension_oid("ttl", true)))
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute("SELECT r.relid::pg_catalog.oid FROM ttl.registry r", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read ttl.registry");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		relids = lappend_oid(relids, relid);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	foreach(lc, relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+		TtlContainer policy;
+
+		ttl_citus_check_kind(relid);
+		/* the caller's own tables only (Citus distributes only those) */
+		if (ttl_citus_kind(relid) == TTL_CITUS_HASH && !ttl_trigger_policy(relid, &policy) &&
+			ttl_class_ownercheck(relid, GetUserId()))
+			ttl_citus_sync_policy(relid);
+	}
+}
+
+/* GUC nest levels of the table makers running (they do not nest in practice) */
+#define MAX_MAKERS 8
+static int	maker_nestlevel[MAX_MAKERS];
+static int	makers_running = 0;
+
+static void
+ttl_fmgr_hook(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
+{
+	if (prev_fmgr_hook)
+		(*prev_fmgr_hook) (event, flinfo, private);
+	if (!is_citus_table_maker(flinfo->fn_oid))
+		return;
+	switch (event)
+	{
+		case FHET_START:
+			if (makers_running >= MAX_MAKERS)
+				elog(ERROR, "too many nested Citus table makers");
+			maker_nestlevel[makers_running++] = NewGUCNestLevel();
+			(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+			break;
+		case FHET_END:
+			after_table_maker();
+			if (makers_running > 0)
+				AtEOXact_GUC(true, maker_nestlevel[--makers_running]);
+			break;
+		case FHET_ABORT:
+			/* the abort unwinds the GUC nest level */
+			if (makers_running > 0)
+				makers_running--;
+			break;
+	}
+}
+
+/* From _PG_init. */
+void
+ttl_install_citus_hooks(void)
+{
+	prev_needs_fmgr_hook = needs_fmgr_hook;
+	needs_fmgr_hook = ttl_needs_fmgr_hook;
+	prev_fmgr_hook = fmgr_hook;
+	fmgr_hook = ttl_fmgr_hook;
+}

@@ -1,0 +1,15 @@
+/*
+ * citus.h
+ *		What ttl does to containers on Citus distributed tables (citus.c).
+ */
+#ifndef TTL_CITUS_H
+#define TTL_CITUS_H
+
+#include "postgres.h"
+
+extern void ttl_citus_sync_policy(Oid relid);
+extern void ttl_citus_check_kind(Oid relid);
+extern int64 ttl_citus_purge(Oid relid, int64 max_rows);
+extern void ttl_install_citus_hooks(void);
+
+#endif							/* TTL_CITUS_H */
