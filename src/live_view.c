@@ -93,6 +93,7 @@
 #include "citus_meta.h"
 #include "compat.h"
 #include "live_view.h"
+#include "live_view_parts.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
@@ -119,7 +120,6 @@ is_live_function(Oid funcid)
 	return true;
 }
 
-static bool only_dropped_between(Oid relid, AttrNumber from, AttrNumber to);
 
 /*
  * Is this the query of a live view as ttl.enable writes it?  Returns the
@@ -182,76 +182,11 @@ live_view_table_index(Query *view)
 			var->varattno < attno)
 			return 0;
 		if (var->varattno != tableattno + 1 &&
-			!only_dropped_between(table->relid, tableattno, var->varattno))
+			!ttl_only_dropped_between(table->relid, tableattno, var->varattno))
 			return 0;
 		tableattno = var->varattno;
 	}
 	return ref->rtindex;
-}
-
-/* Are the table's attributes after `from` and before `to` all dropped? */
-static bool
-only_dropped_between(Oid relid, AttrNumber from, AttrNumber to)
-{
-	AttrNumber	a;
-
-	for (a = from + 1; a < to; a++)
-	{
-		HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
-										  Int16GetDatum(a));
-		bool		dropped;
-
-		if (!HeapTupleIsValid(tup))
-			return false;
-		dropped = ((Form_pg_attribute) GETSTRUCT(tup))->attisdropped;
-		ReleaseSysCache(tup);
-		if (!dropped)
-			return false;
-	}
-	return true;
-}
-
-/* Does the view's column i read the table's attribute i, for every i? */
-static bool
-identity_columns(Query *view)
-{
-	ListCell   *lc;
-
-	foreach(lc, view->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-
-		if (((Var *) tle->expr)->varattno != tle->resno)
-			return false;
-	}
-	return true;
-}
-
-/*
- * The names the query knows the scan's columns by, indexed by the table's
- * attribute numbers (dropped attributes get empty names, as the parser
- * gives them): the view's names where the view has the column.
- */
-static Alias *
-table_eref(RangeTblEntry *view_rte, RangeTblEntry *table, Query *view)
-{
-	int			natts = list_length(table->eref->colnames);
-	List	   *names = NIL;
-	int			a;
-	ListCell   *lc;
-
-	for (a = 1; a <= natts; a++)
-		names = lappend(names, list_nth(table->eref->colnames, a - 1));
-	foreach(lc, view->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-		AttrNumber	tattno = ((Var *) tle->expr)->varattno;
-
-		if (tattno <= natts && tle->resno <= list_length(view_rte->eref->colnames))
-			list_nth_cell(names, tattno - 1)->ptr_value =
-				list_nth(view_rte->eref->colnames, tle->resno - 1);
-	}
-	return makeAlias(view_rte->eref->aliasname, names);
 }
 
 /*
@@ -292,7 +227,7 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	filter = copyObject(view->jointree->quals);
 	ChangeVarNodes(filter, table_rti, rti, 0);
 
-	if (!identity_columns(view))
+	if (!ttl_identity_columns(view))
 	{
 		/*
 		 * The table has dropped columns: first the query's references to
@@ -319,7 +254,7 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	scan->securityQuals = lappend(scan->securityQuals, filter);
 	scan->alias = rte->alias;
 	/* the names the query knows it by, at the table's attribute numbers */
-	scan->eref = identity_columns(view) ? rte->eref : table_eref(rte, table, view);
+	scan->eref = ttl_identity_columns(view) ? rte->eref : ttl_live_table_eref(rte, table, view);
 	scan->inFromCl = rte->inFromCl;
 	if (view->hasRowSecurity)
 		query->hasRowSecurity = true;
@@ -329,76 +264,21 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	return true;
 }
 
-/* Does query (at depth levelsup below the entry's level) use entry rti's whole row? */
-typedef struct WholeRowContext
-{
-	int			rti;
-	int			levelsup;
-} WholeRowContext;
-
-static bool
-whole_row_walker(Node *node, WholeRowContext *ctx)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var))
-	{
-		Var		   *var = (Var *) node;
-
-		return var->varno == ctx->rti && var->varattno == InvalidAttrNumber &&
-			(int) var->varlevelsup == ctx->levelsup;
-	}
-	if (IsA(node, Query))
-	{
-		bool		found;
-
-		ctx->levelsup++;
-		found = query_tree_walker((Query *) node, whole_row_walker, ctx, 0);
-		ctx->levelsup--;
-		return found;
-	}
-	return expression_tree_walker(node, whole_row_walker, ctx);
-}
-
 /*
  * Planner stage on a Citus node: the shard query of a read through a
- * distributed container's live view.  Citus ships the view's security-
- * barrier subquery as SQL text, which cannot say "security barrier":
- * (SELECT <columns> FROM <shard> <alias> WHERE ttl.live(<doc>,
- * '<distributed table>'::regclass)) <view>.  Planned as it stands, the
- * subquery would be pulled up and its filter ordered by cost among the
- * reader's quals, so a cheap leaky function could see expired documents.
- * This node restores the barrier: a plain subquery of exactly the live
- * view's shape over a table that is not itself a Citus table (a shard),
- * filtered for a Citus table, becomes the shard's scan with the filter as
- * its security qual, as a live view is planned on one node.  The shard's
- * own entry carries the reader's permission check (no view here).  Any
- * other subquery is left alone; treating a user's own subquery of that
- * shape as a barrier changes no result.
+ * distributed container's live view, whose barrier the SQL text lost
+ * (live_view_shard.c says which subqueries those are, and why).  It
+ * becomes the shard's scan with the filter as its security qual, as a live
+ * view is planned on one node; the shard's own entry carries the reader's
+ * permission check (no view here).
  */
 static void
 flatten_shard_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 {
 	Query	   *view = rte->subquery;
-	int			table_rti;
-	FuncExpr   *filter;
-	Const	   *container;
-	WholeRowContext ctx;
+	int			table_rti = live_view_table_index(view);
 
-	if (!ttl_citus_loaded())
-		return;
-	table_rti = live_view_table_index(view);
-	if (table_rti == 0)
-		return;
-	filter = (FuncExpr *) view->jointree->quals;
-	container = (Const *) lsecond(filter->args);
-	if (container->constisnull || container->consttype != REGCLASSOID ||
-		ttl_citus_kind(DatumGetObjectId(container->constvalue)) == TTL_CITUS_NONE ||
-		ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
-		return;
-	ctx.rti = rti;
-	ctx.levelsup = 0;
-	if (query_tree_walker(query, whole_row_walker, &ctx, QTW_IGNORE_RANGE_TABLE))
+	if (table_rti == 0 || !ttl_is_shipped_shard_read(query, rti, view, table_rti))
 		return;
 	flatten_live_view(query, rti, rte, view, table_rti, NIL, NULL, extra_rtes);
 }
