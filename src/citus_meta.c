@@ -25,6 +25,7 @@
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
@@ -33,17 +34,25 @@
 
 #include "citus_meta.h"
 
-/* Is Citus's library loaded in this backend (a real setting, no placeholder)? */
+/*
+ * Is Citus's library loaded in this backend (a real setting, no placeholder)?
+ * Asked on every read through a live view, so both answers are kept: Citus
+ * loads only from shared_preload_libraries, so once those are loaded a
+ * "no" is final (before that, for example from another library's _PG_init,
+ * it is asked again).
+ */
 bool
 ttl_citus_loaded(void)
 {
+	static bool known = false;
 	static bool loaded = false;
 	int			flags;
 
-	if (loaded)
-		return true;
+	if (known)
+		return loaded;
 	flags = GetConfigOptionFlags("citus.enable_unsafe_triggers", true);
 	loaded = flags != 0 && (flags & GUC_CUSTOM_PLACEHOLDER) == 0;
+	known = loaded || process_shared_preload_libraries_done;
 	return loaded;
 }
 

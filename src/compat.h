@@ -144,16 +144,14 @@ ttl_rte_checks_perms(RangeTblEntry *rte)
 }
 
 /*
- * A copy of rte, an entry of query src, to be added to the range table of
- * query dst: on 16+ its permission info is copied into dst's rteperminfos
- * and the copy points at it (as CombineRangeTables does for a pulled-up
- * subquery).
+ * copy, a copy of rte (an entry of query src), is to be added to the range
+ * table of query dst: on 16+ rte's permission info is copied into dst's
+ * rteperminfos and copy points at it (as CombineRangeTables does for a
+ * pulled-up subquery).  15 keeps the check on the entry itself.
  */
-static inline RangeTblEntry *
-ttl_copy_rte_to(Query *dst, Query *src, RangeTblEntry *rte)
+static inline void
+ttl_copy_perminfo_to(Query *dst, Query *src, RangeTblEntry *rte, RangeTblEntry *copy)
 {
-	RangeTblEntry *copy = copyObject(rte);
-
 #if PG_VERSION_NUM >= 160000
 	if (rte->perminfoindex != 0)
 	{
@@ -165,7 +163,18 @@ ttl_copy_rte_to(Query *dst, Query *src, RangeTblEntry *rte)
 #else
 	(void) dst;
 	(void) src;
+	(void) rte;
+	(void) copy;
 #endif
+}
+
+/* A deep copy of rte, an entry of query src, for the range table of dst. */
+static inline RangeTblEntry *
+ttl_copy_rte_to(Query *dst, Query *src, RangeTblEntry *rte)
+{
+	RangeTblEntry *copy = copyObject(rte);
+
+	ttl_copy_perminfo_to(dst, src, rte, copy);
 	return copy;
 }
 

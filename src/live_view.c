@@ -249,7 +249,17 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 		*query = *mapped;
 	}
 
-	scan = ttl_copy_rte_to(query, view, table);
+	/*
+	 * The view's table entry, copied shallowly (this runs on every read
+	 * through the view): of the pointers in a relation entry, alias and
+	 * eref are replaced by the query's own below and the security quals
+	 * are copied, so nothing points into the relcache's view query, which
+	 * an invalidation may free while this query lives on (a cached plan).
+	 */
+	scan = makeNode(RangeTblEntry);
+	memcpy(scan, table, sizeof(RangeTblEntry));
+	scan->securityQuals = copyObject(table->securityQuals);
+	ttl_copy_perminfo_to(query, view, table, scan);
 	ChangeVarNodes((Node *) scan->securityQuals, table_rti, rti, 0);
 	scan->securityQuals = lappend(scan->securityQuals, filter);
 	scan->alias = rte->alias;
@@ -364,9 +374,15 @@ flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
 		table_rti = 0;
 	if (table_rti > 0)
 	{
-		RangeTblEntry *perm = copyObject(rte);
+		/*
+		 * The entry with the reader's check on the view: the query's own
+		 * entry, copied shallowly (the scan that replaces the entry takes
+		 * over its alias and eref, which neither changes).
+		 */
+		RangeTblEntry *perm = makeNode(RangeTblEntry);
 		RangeTblEntry *table = rt_fetch(table_rti, view->rtable);
 
+		memcpy(perm, rte, sizeof(RangeTblEntry));
 		perm->inFromCl = false;
 		if (flatten_live_view(query, rti, rte, view, table_rti,
 							  list_make1(perm), ttl_rte_selected_cols(query, rte),
