@@ -168,6 +168,25 @@ ttl_copy_perminfo_to(Query *dst, Query *src, RangeTblEntry *rte, RangeTblEntry *
 #endif
 }
 
+/*
+ * A shallow copy of a relation entry (memcpy) shares its pointers; on 15
+ * those include the permission check's column sets, which belong to the
+ * entry: give copy its own (16+ keeps them in RTEPermissionInfo, copied by
+ * ttl_copy_perminfo_to).
+ */
+static inline void
+ttl_own_rte_perm_columns(RangeTblEntry *copy)
+{
+#if PG_VERSION_NUM < 160000
+	copy->selectedCols = bms_copy(copy->selectedCols);
+	copy->insertedCols = bms_copy(copy->insertedCols);
+	copy->updatedCols = bms_copy(copy->updatedCols);
+	copy->extraUpdatedCols = bms_copy(copy->extraUpdatedCols);
+#else
+	(void) copy;
+#endif
+}
+
 /* A deep copy of rte, an entry of query src, for the range table of dst. */
 static inline RangeTblEntry *
 ttl_copy_rte_to(Query *dst, Query *src, RangeTblEntry *rte)

@@ -252,13 +252,15 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	/*
 	 * The view's table entry, copied shallowly (this runs on every read
 	 * through the view): of the pointers in a relation entry, alias and
-	 * eref are replaced by the query's own below and the security quals
-	 * are copied, so nothing points into the relcache's view query, which
-	 * an invalidation may free while this query lives on (a cached plan).
+	 * eref are replaced by the query's own below, the security quals and
+	 * (15) the permission check's column sets are copied, so nothing
+	 * points into the relcache's view query, which an invalidation may
+	 * free while this query lives on (a cached plan).
 	 */
 	scan = makeNode(RangeTblEntry);
 	memcpy(scan, table, sizeof(RangeTblEntry));
 	scan->securityQuals = copyObject(table->securityQuals);
+	ttl_own_rte_perm_columns(scan);
 	ttl_copy_perminfo_to(query, view, table, scan);
 	ChangeVarNodes((Node *) scan->securityQuals, table_rti, rti, 0);
 	scan->securityQuals = lappend(scan->securityQuals, filter);
