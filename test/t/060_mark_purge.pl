@@ -226,6 +226,76 @@ is(lines_of($local, qr/^table public\.r: DELETE/) + lines_of($local, qr/^message
 is(lines_of($local, qr/^table public\.m: DELETE: id\[integer\]:[45]$/), 2,
 	'on: the application deletes before and after CALL ttl.run_purge() are not marked');
 
+# an origin of the pool held elsewhere: a purger takes the next one.  A
+# session holds ttl_purge_0 (retrying while a worker has it, bounded)...
+my $holder = $node->background_psql('postgres');
+$holder->query_safe(q{
+DO $$
+BEGIN
+	FOR i IN 1 .. 600 LOOP
+		BEGIN
+			PERFORM pg_replication_origin_session_setup('ttl_purge_0');
+			RETURN;
+		EXCEPTION WHEN object_in_use THEN
+			PERFORM pg_sleep(0.05);
+		END;
+	END LOOP;
+	RAISE 'ttl_purge_0 stayed busy';
+END $$;
+});
+# ...while ttl.run_purge() purges with another origin of the pool
+$node->safe_psql('postgres', q{
+INSERT INTO r SELECT g, '{}' FROM generate_series(11, 13) g;
+});
+decode();
+is( $node->safe_psql('postgres', qq{
+SET ttl.now_override = '$later';
+CALL ttl.run_purge();
+SELECT count(*) FROM r;
+}), '0', 'on: ttl_purge_0 held by a session: run_purge still purges');
+($all, $local) = decode();
+is(lines_of($all, qr/^table public\.r: DELETE/), 3, 'on: its deletes are decoded');
+my $rows = 0;
+$rows += $_->[1] for grep { $_->[0] eq 'public.r' && $_->[2] eq 'run_purge' } map { messages($_) } @$all;
+is($rows, 3, 'on: with their messages, 3 rows in all');
+is(lines_of($local, qr/^table public\.r: DELETE/), 0,
+	'on: under another origin of the pool, dropped by only-local');
+cmp_ok($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_replication_origin WHERE roname LIKE 'ttl_purge_%'"),
+	'>=', 2, 'on: the pool grew by one');
+$holder->quit;
+
+# ttl.run_purge() cancelled after it took its origin (a DELETE trigger
+# cancels the batch): the abort lets the origin go; what the session does
+# next is not marked
+$node->safe_psql('postgres', q{
+CREATE TABLE x (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('x', 3600);
+CREATE FUNCTION cancel_me() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_cancel_backend(pg_backend_pid());
+	PERFORM pg_sleep(5);
+	RETURN OLD;
+END $$;
+CREATE TRIGGER x_cancel BEFORE DELETE ON x FOR EACH ROW EXECUTE FUNCTION cancel_me();
+INSERT INTO x VALUES (1, '{}');
+});
+decode();
+($ret, $stdout, $stderr) = $node->psql('postgres', qq{
+SET ttl.now_override = '$later';
+CALL ttl.run_purge();
+SELECT pg_replication_origin_session_is_setup();
+DELETE FROM m WHERE id = 6;
+}, on_error_stop => 0);
+like($stderr, qr/canceling statement due to user request/, 'on: run_purge cancelled');
+is($stdout, 'f', 'on: its origin is let go at the abort');
+($all, $local) = decode();
+is(lines_of($local, qr/^table public\.m: DELETE: id\[integer\]:6$/), 1,
+	'on: the session\'s next delete is not marked');
+is(lines_of($all, qr/^table public\.x:/) + lines_of($all, qr/^message:/), 0,
+	'on: nothing of the cancelled batch is decoded');
+$node->safe_psql('postgres', 'DROP TABLE x CASCADE');
+
 # the origins are the pool's, none held by a session now
 is( $node->safe_psql('postgres',
 		"SELECT count(*) > 0 AND bool_and(roname ~ '^ttl_purge_[0-9]+\$')"
