@@ -21,6 +21,7 @@ use TtlTest;
 my $node = ttl_node('mark', q{
 wal_level = logical
 max_replication_slots = 10
+max_wal_senders = 10
 ttl.batch_size = 2
 });
 
@@ -295,6 +296,39 @@ is(lines_of($local, qr/^table public\.m: DELETE: id\[integer\]:6$/), 1,
 is(lines_of($all, qr/^table public\.x:/) + lines_of($all, qr/^message:/), 0,
 	'on: nothing of the cancelled batch is decoded');
 $node->safe_psql('postgres', 'DROP TABLE x CASCADE');
+
+# pgoutput: a subscription with origin = none (16+) does not receive the
+# worker's purge, and does receive the application's deletes; on 15 a
+# subscription has no origin option and receives both
+my $v16 = $node->pg_version >= 16;
+my $sub = PostgreSQL::Test::Cluster->new('sub');
+$sub->init;
+$sub->start;
+$node->safe_psql('postgres', 'CREATE PUBLICATION pub FOR TABLE w, m');
+$sub->safe_psql('postgres', q{
+CREATE TABLE w (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE m (id int PRIMARY KEY, doc jsonb NOT NULL);
+});
+my $connstr = $node->connstr . ' dbname=postgres';
+$sub->safe_psql('postgres',
+	"CREATE SUBSCRIPTION sub CONNECTION '$connstr' PUBLICATION pub"
+	  . ($v16 ? ' WITH (origin = none)' : ''));
+$sub->wait_for_subscription_sync($node, 'sub');
+$node->safe_psql('postgres', q{
+INSERT INTO w SELECT g, '{"ttl": 1}' FROM generate_series(21, 25) g;
+DELETE FROM m WHERE id = 7;
+});
+ok($node->poll_query_until('postgres', 'SELECT count(*) FROM w', '0'),
+	'on: the worker purged w on the publisher');
+$node->wait_for_catchup('sub');
+is($sub->safe_psql('postgres', 'SELECT count(*) FROM w'), $v16 ? '5' : '0',
+	$v16
+	? 'pgoutput, origin = none: the purged items stay on the subscriber'
+	: 'pgoutput on 15 (no origin option): the purge reaches the subscriber');
+is($sub->safe_psql('postgres', 'SELECT count(*) FROM m WHERE id = 7'), '0',
+	'pgoutput: the application delete reaches the subscriber');
+$sub->stop;
+decode();
 
 # the origins are the pool's, none held by a session now
 is( $node->safe_psql('postgres',
