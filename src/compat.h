@@ -22,6 +22,9 @@
 #include "nodes/tidbitmap.h"
 #include "parser/parsetree.h"
 #include "rewrite/prs2lock.h"
+#include "replication/message.h"
+#include "replication/origin.h"
+#include "replication/slot.h"
 #include "rewrite/rewriteManip.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
@@ -330,6 +333,44 @@ ttl_tbm_iterate(TtlTbmIterator *iterator, TtlTbmPage *page)
 		memcpy(page->offsets, res->offsets, res->ntuples * sizeof(OffsetNumber));
 #endif
 	return true;
+}
+
+/*
+ * ---- 16: replorigin_session_setup() takes acquired_by (0: this session
+ * takes the origin alone, as on 15).
+ */
+static inline void
+ttl_replorigin_session_setup(RepOriginId origin)
+{
+#if PG_VERSION_NUM >= 160000
+	replorigin_session_setup(origin, 0);
+#else
+	replorigin_session_setup(origin);
+#endif
+}
+
+/*
+ * ---- 18: the replication origins' state slots have their own setting,
+ * max_active_replication_origins; before, max_replication_slots.
+ */
+#if PG_VERSION_NUM >= 180000
+#define ttl_origin_capacity() (max_active_replication_origins)
+#define ttl_origin_capacity_name "max_active_replication_origins"
+#else
+#define ttl_origin_capacity() (max_replication_slots)
+#define ttl_origin_capacity_name "max_replication_slots"
+#endif
+
+/* ---- 17: LogLogicalMessage() can flush; ttl's messages never do. ---- */
+static inline XLogRecPtr
+ttl_log_logical_message(const char *prefix, const char *message, size_t size,
+						bool transactional)
+{
+#if PG_VERSION_NUM >= 170000
+	return LogLogicalMessage(prefix, message, size, transactional, false);
+#else
+	return LogLogicalMessage(prefix, message, size, transactional);
+#endif
 }
 
 #endif							/* TTL_COMPAT_H */

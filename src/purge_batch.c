@@ -27,7 +27,8 @@
  * and functions schema-qualified.  Deferred triggers queued by a purge fire
  * before it returns, as the owner (purge_executor_start), never at the
  * caller's commit.  A batch of the worker or ttl.run_purge() is bounded by
- * ttl.batch_timeout.
+ * ttl.batch_timeout.  With ttl.mark_purge_deletes on, a batch that deleted
+ * rows says so in the change stream (mark.c).
  */
 #include "postgres.h"
 
@@ -50,6 +51,7 @@
 #include "utils/timestamp.h"
 
 #include "citus_meta.h"
+#include "mark.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "purge_key.h"
@@ -367,6 +369,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 			 batch.last_key == cur->lower_key);
 	advance_cursor(cur, exhausted, batch.last_leaf, batch.last_key);
 	cur->deleted += batch.deleted;
+	/* in the batch's transaction, after its deletes: see mark.c */
+	ttl_mark_batch(cur->relid, batch.deleted);
 	return batch.deleted;
 }
 

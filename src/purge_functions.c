@@ -6,7 +6,10 @@
  *		path) and purge_round.c (a round over every container).
  *
  * Locking: see purge_batch.c.  ttl.purge() purges in the caller's
- * transaction; ttl.run_purge() commits after each batch.
+ * transaction; ttl.run_purge() commits after each batch.  Marking in the
+ * change stream (mark.c): ttl.purge() logs a message per batch only (an
+ * origin would mark the caller's whole transaction); ttl.run_purge() also
+ * runs the transactions it commits itself under ttl's replication origin.
  */
 #include "postgres.h"
 
@@ -30,6 +33,7 @@
 
 #include "citus.h"
 #include "citus_meta.h"
+#include "mark.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "purge_key.h"
@@ -117,13 +121,32 @@ ttl_purge(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(total);
 }
 
+/* Commit, and begin a transaction of the procedure's own. */
+static void
+procedure_restart(void)
+{
+	SPI_commit();
+	/* before the new transaction's first snapshot: see purge_batch.c */
+	XactIsoLevel = XACT_READ_COMMITTED;
+	XactReadOnly = false;
+}
+
+/*
+ * Before each batch.  The first commit ends what the caller's transaction
+ * held; from then on every transaction is the procedure's own, which is
+ * when marking may put ttl's replication origin on them (mark.c).
+ */
 static bool
 procedure_next_transaction(void *arg)
 {
-	SPI_commit();
-	/* before the new transaction's first snapshot: see the file header */
-	XactIsoLevel = XACT_READ_COMMITTED;
-	XactReadOnly = false;
+	bool	   *marking_begun = (bool *) arg;
+
+	procedure_restart();
+	if (!*marking_begun)
+	{
+		*marking_begun = true;
+		ttl_mark_begin(TTL_MARK_BY_RUN_PURGE, procedure_restart);
+	}
 	ttl_cost_sleep();
 	return ttl_enabled;
 }
@@ -138,7 +161,8 @@ Datum
 ttl_run_purge(PG_FUNCTION_ARGS)
 {
 	TtlRoundOps ops = {0};
-	int64		total;
+	int64		total = 0;
+	bool		marking_begun = false;
 	bool		atomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
 		((CallContext *) fcinfo->context)->atomic;
 
@@ -155,9 +179,22 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ops.next_transaction = procedure_next_transaction;
+	ops.arg = &marking_begun;
 	ops.all_owners = superuser();
 	ops.walks = true;
-	total = ttl_purge_round(&ops);
+	PG_TRY();
+	{
+		total = ttl_purge_round(&ops);
+		/* commits the last batch under the origin, then lets it go */
+		if (marking_begun)
+			ttl_mark_end(procedure_restart);
+	}
+	PG_CATCH();
+	{
+		ttl_mark_abandon();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	SPI_finish();
 	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));
 	PG_RETURN_VOID();

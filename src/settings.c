@@ -29,6 +29,7 @@ int			ttl_batch_size = 1000;
 int			ttl_batch_timeout = 60000;
 int			ttl_cost_limit = 200;
 double		ttl_cost_delay = 2.0;
+bool		ttl_mark_purge_deletes = false;
 
 static char *ttl_now_override_text = NULL;
 static bool ttl_now_override_active = false;
@@ -198,6 +199,23 @@ ttl_define_settings(void)
 							 2.0, 0.0, 100.0,
 							 PGC_USERSET,
 							 GUC_UNIT_MS,
+							 NULL, NULL, NULL);
+
+	/*
+	 * Who decides whether TTL deletes are marked in the change stream
+	 * (mark.c): superusers (postgresql.conf for the worker, ALTER
+	 * DATABASE/ROLE SET, or SET in a superuser's session).  A consumer that
+	 * skips marked deletes (an archive, an audit trail) relies on it, so a
+	 * table owner may neither hide the purge of their own rows from such a
+	 * consumer by turning it on nor send it unmarked by turning it off.
+	 */
+	DefineCustomBoolVariable("ttl.mark_purge_deletes",
+							 "Marks the deletes of purges in the logical decoding change stream.",
+							 "A transactional message with prefix \"ttl\" per purge batch; the worker's and ttl.run_purge()'s own transactions also run under a replication origin named ttl_purge_<n>. Needs wal_level = logical.",
+							 &ttl_mark_purge_deletes,
+							 false,
+							 PGC_SUSET,
+							 0,
 							 NULL, NULL, NULL);
 
 	/*

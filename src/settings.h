@@ -19,6 +19,7 @@ extern int	ttl_batch_size;
 extern int	ttl_batch_timeout;
 extern int	ttl_cost_limit;
 extern double ttl_cost_delay;
+extern bool ttl_mark_purge_deletes;
 
 extern void ttl_define_settings(void);
 

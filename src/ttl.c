@@ -12,6 +12,7 @@
  *   run_as.c           SQL as another role with a pinned search_path
  *   stamp.c            where a row is stamped (the trigger)
  *   live_view.c        where it is hidden (<table>_live); live_filter.c
+ *   mark.c             purge deletes marked in the change stream
  *   purge_*.c          where it is purged: purge_batch.c, purge_direct.c,
  *                      purge_leaves.c, purge_round.c, purge_functions.c
  *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,

@@ -18,7 +18,9 @@
  * Locking: only what purge_batch.c takes, one short transaction per batch,
  * and the shared state's lock for a copy (db_states.c).  The worker never
  * sleeps holding a snapshot or a lock (the cost budget sleeps between
- * transactions).  SIGHUP reloads the settings (ttl.enabled off ends the
+ * transactions).  With ttl.mark_purge_deletes on, all its transactions run
+ * under a replication origin of ttl's and each batch logs a message
+ * (mark.c).  SIGHUP reloads the settings (ttl.enabled off ends the
  * round at the next batch); SIGTERM ends it.
  */
 #include "postgres.h"
@@ -43,6 +45,7 @@
 
 #include "citus_meta.h"
 #include "compat.h"
+#include "mark.h"
 #include "purge.h"
 #include "registry.h"
 #include "scheduler.h"
@@ -91,6 +94,14 @@ worker_commit(void)
 {
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+}
+
+/* Commit and begin anew, for mark.c (creating a replication origin). */
+static void
+worker_restart(void)
+{
+	worker_commit();
+	worker_begin();
 }
 
 static bool
@@ -188,6 +199,12 @@ worker_round(LeftBacklog *left)
 	if (installed)
 	{
 		pgstat_report_activity(STATE_RUNNING, "ttl purge round");
+		/*
+		 * With ttl.mark_purge_deletes on, every transaction of this worker
+		 * from now on carries a replication origin of ttl's (mark.c); the
+		 * worker lets it go when it exits.
+		 */
+		ttl_mark_begin(TTL_MARK_BY_WORKER, worker_restart);
 		ops.next_transaction = worker_next_transaction;
 		ops.report = worker_report;
 		ops.all_owners = true;
