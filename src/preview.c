@@ -396,6 +396,10 @@ ttl_preview(PG_FUNCTION_ARGS)
 	leaves = open_leaves(relid, &c, ttl_preview_fast_path_applies(&c), &nleaves);
 	for (i = 0; i < nleaves; i++)
 	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl.preview: %s path for \"%s\"",
+								 leaves[i].key_index ? "index" : "scan",
+								 RelationGetRelationName(leaves[i].rel))));
 		if (leaves[i].key_index)
 			ttl_btree_count_visible(leaves[i].rel, leaves[i].key_index, snapshot,
 									preview_visit, &pc);
@@ -572,6 +576,10 @@ ttl_expiring(PG_FUNCTION_ARGS)
 	{
 		Leaf	   *leaf = &leaves[i];
 
+		ereport(DEBUG1,
+				(errmsg_internal("ttl.expiring: %s path for \"%s\"",
+								 leaf->key_index ? "index" : "scan",
+								 RelationGetRelationName(leaf->rel))));
 		if (leaf->key_index == NULL)
 		{
 			expiring_scan_leaf(&run, leaf, snapshot);
