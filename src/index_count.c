@@ -61,12 +61,22 @@ typedef struct LeafCopy
 	ItemPointerData tids[MaxTIDsPerBTreePage];
 } LeafCopy;
 
+/*
+ * Heap blocks per visibility-map page, as visibilitymap.c lays them out
+ * (two bits per block on a page's content area).  Only used to keep one
+ * pinned map page per slot: were it wrong, visibilitymap_get_status would
+ * just read the right page itself.
+ */
+#define VM_BLOCKS_PER_PAGE \
+	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData)) * (BITS_PER_BYTE / BITS_PER_HEAPBLOCK))
+
 /* What the walk keeps across pages to check heap visibility. */
 typedef struct HeapCheck
 {
 	Relation	heap;
 	Snapshot	snapshot;
-	Buffer		vmbuffer;
+	Buffer	   *vmbuffers;		/* one pinned map page per slot */
+	int			nvmbuffers;
 	BlockNumber last_block;		/* the block of the last VM lookup */
 	bool		last_all_visible;
 	IndexFetchTableData *fetch;
@@ -185,8 +195,22 @@ row_visible(HeapCheck *hc, ItemPointer tid)
 
 	if (block != hc->last_block)
 	{
+		/*
+		 * Keys in index order jump between distant heap blocks, so one
+		 * pinned map page per slot saves a buffer lookup per entry.
+		 */
+		int			slot = block / VM_BLOCKS_PER_PAGE;
+
+		if (slot >= hc->nvmbuffers)
+		{
+			int			n = Max(slot + 1, hc->nvmbuffers * 2);
+
+			hc->vmbuffers = repalloc(hc->vmbuffers, sizeof(Buffer) * n);
+			while (hc->nvmbuffers < n)
+				hc->vmbuffers[hc->nvmbuffers++] = InvalidBuffer;
+		}
 		hc->last_block = block;
-		hc->last_all_visible = VM_ALL_VISIBLE(hc->heap, block, &hc->vmbuffer);
+		hc->last_all_visible = VM_ALL_VISIBLE(hc->heap, block, &hc->vmbuffers[slot]);
 	}
 	if (hc->last_all_visible)
 		return true;
@@ -210,6 +234,7 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 	LeafCopy   *copy = palloc(sizeof(LeafCopy));
 	bool		skip_killed = !RecoveryInProgress();
 	BlockNumber blkno;
+	int			i;
 
 	if (index->rd_rel->relam != BTREE_AM_OID ||
 		IndexRelationGetNumberOfKeyAttributes(index) != 1 ||
@@ -220,7 +245,10 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 
 	hc.heap = heap;
 	hc.snapshot = snapshot;
-	hc.vmbuffer = InvalidBuffer;
+	hc.nvmbuffers = 8;
+	hc.vmbuffers = palloc(sizeof(Buffer) * hc.nvmbuffers);
+	for (i = 0; i < hc.nvmbuffers; i++)
+		hc.vmbuffers[i] = InvalidBuffer;
 	hc.last_block = InvalidBlockNumber;
 	hc.last_all_visible = false;
 	hc.fetch = table_index_fetch_begin(heap);
@@ -232,7 +260,6 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 		Buffer		buf;
 		Page		page;
 		BTPageOpaque opaque;
-		int			i;
 
 		CHECK_FOR_INTERRUPTS();
 		buf = read_locked(index, blkno);
@@ -274,8 +301,10 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 		ReleaseBuffer(buf);
 	}
 
-	if (BufferIsValid(hc.vmbuffer))
-		ReleaseBuffer(hc.vmbuffer);
+	for (i = 0; i < hc.nvmbuffers; i++)
+		if (BufferIsValid(hc.vmbuffers[i]))
+			ReleaseBuffer(hc.vmbuffers[i]);
+	pfree(hc.vmbuffers);
 	ExecDropSingleTupleTableSlot(hc.slot);
 	table_index_fetch_end(hc.fetch);
 	pfree(copy);

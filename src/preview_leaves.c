@@ -150,7 +150,7 @@ ttl_preview_container_arg(FunctionCallInfo fcinfo, const char *fname, TtlContain
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("row-level security applies to you on table %s",
 						ttl_relation_display_name(relid)),
-				 errdetail("%s counts every item of the table, which would reveal items row-level security hides from you.",
+				 errdetail("%s reads every item of the table, which would reveal items row-level security hides from you.",
 						   fname),
 				 errhint("Run it as the table's owner or as a role that bypasses row-level security.")));
 	return relid;
