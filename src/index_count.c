@@ -18,16 +18,19 @@
  *
  * Locking, as nbtree's forward scans (src/backend/access/nbtree/README):
  * AccessShareLock on the index and the table is the caller's.  Each page
- * is read under a share buffer lock, one page at a time, never coupled; its
- * entries and its right-link are copied out, the lock is released and the
- * pin kept while the heap is checked, so that VACUUM (which needs a cleanup
- * lock on the leaf page to remove its entries) cannot recycle those TIDs
- * for other rows meanwhile: the reason index-only scans keep their pin.
- * Following the copied right-link is safe against concurrent splits
- * (entries moved right were read already; entries inserted since are not
- * visible to the snapshot) and deleted or half-dead pages are stepped over.
- * No heap or visibility-map buffer lock is held while an index buffer is
- * locked.
+ * is read under a share buffer lock, one page at a time, never coupled.
+ * While it is held, its right-link is remembered and each entry is looked
+ * up in the visibility map (which takes no buffer lock, only a pin: never
+ * a deadlock; it may read a map page meanwhile); entries on all-visible
+ * blocks are counted at once.  Then the lock is released and the pin kept
+ * while the remaining entries are checked on the heap, so that VACUUM
+ * (which needs a cleanup lock on the leaf page to remove its entries)
+ * cannot recycle those TIDs for other rows meanwhile: the reason
+ * index-only scans keep their pin.  Following the remembered right-link is
+ * safe against concurrent splits (entries moved right were read already;
+ * entries inserted since are not visible to the snapshot) and deleted or
+ * half-dead pages are stepped over.  No heap buffer lock is taken while an
+ * index buffer is locked.
  */
 #include "postgres.h"
 
@@ -44,22 +47,17 @@
 
 #include "index_count.h"
 
-/* One index tuple of a leaf page, copied out: its key and heap TIDs. */
-typedef struct LeafEntry
+/*
+ * The entries of a leaf page whose heap block was not all-visible: their
+ * keys and TIDs, checked on the heap once the page's lock is released.
+ */
+typedef struct Pending
 {
-	bool		isnull;
-	int64		key;
-	int			first;			/* its TIDs: tids[first .. first + ntids) */
-	int			ntids;
-} LeafEntry;
-
-typedef struct LeafCopy
-{
-	int			nentries;
-	int			ntids;
-	LeafEntry	entries[MaxIndexTuplesPerPage];
-	ItemPointerData tids[MaxTIDsPerBTreePage];
-} LeafCopy;
+	int			n;
+	bool		isnull[MaxTIDsPerBTreePage];
+	int64		key[MaxTIDsPerBTreePage];
+	ItemPointerData tid[MaxTIDsPerBTreePage];
+} Pending;
 
 /*
  * Heap blocks per visibility-map page, as visibilitymap.c lays them out
@@ -143,55 +141,11 @@ leftmost_leaf(Relation index)
 	return P_NONE;
 }
 
-/* Copy the entries of a locked leaf page (not ignored) into copy. */
-static void
-copy_leaf(Relation index, Page page, BTPageOpaque opaque, bool skip_killed, LeafCopy *copy)
-{
-	TupleDesc	desc = RelationGetDescr(index);
-	OffsetNumber off;
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-
-	copy->nentries = 0;
-	copy->ntids = 0;
-	for (off = P_FIRSTDATAKEY(opaque); off <= maxoff; off = OffsetNumberNext(off))
-	{
-		ItemId		itemid = PageGetItemId(page, off);
-		IndexTuple	itup;
-		LeafEntry  *e;
-		Datum		d;
-
-		if (skip_killed && ItemIdIsDead(itemid))
-			continue;
-		itup = (IndexTuple) PageGetItem(page, itemid);
-		e = &copy->entries[copy->nentries++];
-		d = index_getattr(itup, 1, desc, &e->isnull);
-		e->key = e->isnull ? 0 : DatumGetInt64(d);
-		e->first = copy->ntids;
-		if (BTreeTupleIsPosting(itup))
-		{
-			int			i;
-
-			e->ntids = BTreeTupleGetNPosting(itup);
-			for (i = 0; i < e->ntids; i++)
-				copy->tids[copy->ntids++] = *BTreeTupleGetPostingN(itup, i);
-		}
-		else
-		{
-			e->ntids = 1;
-			copy->tids[copy->ntids++] = itup->t_tid;
-		}
-	}
-}
-
-/* Whether the snapshot sees the row whose HOT chain starts at tid. */
-static bool
-row_visible(HeapCheck *hc, ItemPointer tid)
+/* Whether the visibility map says the heap block of tid is all-visible. */
+static inline bool
+block_all_visible(HeapCheck *hc, ItemPointer tid)
 {
 	BlockNumber block = ItemPointerGetBlockNumber(tid);
-	ItemPointerData probe = *tid;
-	bool		call_again = false;
-	bool		all_dead = false;
-	bool		found;
 
 	if (block != hc->last_block)
 	{
@@ -212,8 +166,73 @@ row_visible(HeapCheck *hc, ItemPointer tid)
 		hc->last_block = block;
 		hc->last_all_visible = VM_ALL_VISIBLE(hc->heap, block, &hc->vmbuffers[slot]);
 	}
-	if (hc->last_all_visible)
-		return true;
+	return hc->last_all_visible;
+}
+
+/*
+ * Count the entries of a share-locked leaf page (not ignored): those whose
+ * heap block is all-visible go to visit at once, the others to *pending.
+ *
+ * The visibility map is read while the page is locked, after the entry:
+ * a writer clears a block's bit before it inserts the index entry of a new
+ * row version there, so a bit read after the entry is never stale for it
+ * (a bit read before this page, or cached from another page, could be).
+ */
+static void
+count_leaf(Relation index, Page page, BTPageOpaque opaque, bool skip_killed,
+		   HeapCheck *hc, Pending *pending, TtlKeyVisitor visit, void *arg)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	OffsetNumber off;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	pending->n = 0;
+	hc->last_block = InvalidBlockNumber;
+	for (off = P_FIRSTDATAKEY(opaque); off <= maxoff; off = OffsetNumberNext(off))
+	{
+		ItemId		itemid = PageGetItemId(page, off);
+		IndexTuple	itup;
+		bool		isnull;
+		int64		key;
+		Datum		d;
+		int64		n = 0;
+		int			ntids;
+		int			i;
+
+		if (skip_killed && ItemIdIsDead(itemid))
+			continue;
+		itup = (IndexTuple) PageGetItem(page, itemid);
+		d = index_getattr(itup, 1, desc, &isnull);
+		key = isnull ? 0 : DatumGetInt64(d);
+		ntids = BTreeTupleIsPosting(itup) ? BTreeTupleGetNPosting(itup) : 1;
+		for (i = 0; i < ntids; i++)
+		{
+			ItemPointer tid = BTreeTupleIsPosting(itup) ?
+				BTreeTupleGetPostingN(itup, i) : &itup->t_tid;
+
+			if (block_all_visible(hc, tid))
+				n++;
+			else
+			{
+				pending->isnull[pending->n] = isnull;
+				pending->key[pending->n] = key;
+				pending->tid[pending->n++] = *tid;
+			}
+		}
+		if (n > 0)
+			visit(arg, isnull, key, n);
+	}
+}
+
+/* Whether the snapshot sees the row whose HOT chain starts at tid. */
+static bool
+row_visible(HeapCheck *hc, ItemPointer tid)
+{
+	ItemPointerData probe = *tid;
+	bool		call_again = false;
+	bool		all_dead = false;
+	bool		found;
+
 	found = table_index_fetch_tuple(hc->fetch, &probe, hc->snapshot, hc->slot,
 									&call_again, &all_dead);
 	ExecClearTuple(hc->slot);
@@ -222,16 +241,17 @@ row_visible(HeapCheck *hc, ItemPointer tid)
 
 /*
  * Walk the whole leaf level of index (a btree on one int8 key of heap) and
- * call visit for each index tuple with the number of its heap TIDs whose
- * row the (MVCC) snapshot sees, when that is not 0.  Keys come in index
- * order (NULLs last).
+ * call visit with each key and a number (> 0) of its heap TIDs whose row
+ * the (MVCC) snapshot sees; a key may come several times, in no particular
+ * order.  visit may be called with the index page locked: it must only
+ * count, never block or raise.
  */
 void
 ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 						TtlKeyVisitor visit, void *arg)
 {
 	HeapCheck	hc;
-	LeafCopy   *copy = palloc(sizeof(LeafCopy));
+	Pending    *pending = palloc(sizeof(Pending));
 	bool		skip_killed = !RecoveryInProgress();
 	BlockNumber blkno;
 	int			i;
@@ -274,30 +294,12 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 		if (!P_ISLEAF(opaque))
 			elog(ERROR, "index \"%s\": page %u on the leaf level is not a leaf",
 				 RelationGetRelationName(index), BufferGetBlockNumber(buf));
-		copy_leaf(index, page, opaque, skip_killed, copy);
+		count_leaf(index, page, opaque, skip_killed, &hc, pending, visit, arg);
 		/* keep the pin: VACUUM cannot remove these entries meanwhile */
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-
-		/*
-		 * The visibility map is read after the copy: a writer clears a
-		 * block's bit before it inserts the index entry of its new row
-		 * version, so a bit read before this page (cached) could be stale
-		 * for an entry on it.
-		 */
-		hc.last_block = InvalidBlockNumber;
-
-		for (i = 0; i < copy->nentries; i++)
-		{
-			LeafEntry  *e = &copy->entries[i];
-			int64		n = 0;
-			int			t;
-
-			for (t = e->first; t < e->first + e->ntids; t++)
-				if (row_visible(&hc, &copy->tids[t]))
-					n++;
-			if (n > 0)
-				visit(arg, e->isnull, e->key, n);
-		}
+		for (i = 0; i < pending->n; i++)
+			if (row_visible(&hc, &pending->tid[i]))
+				visit(arg, pending->isnull[i], pending->key[i], 1);
 		ReleaseBuffer(buf);
 	}
 
@@ -307,5 +309,5 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 	pfree(hc.vmbuffers);
 	ExecDropSingleTupleTableSlot(hc.slot);
 	table_index_fetch_end(hc.fetch);
-	pfree(copy);
+	pfree(pending);
 }

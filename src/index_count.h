@@ -11,7 +11,10 @@
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
-/* Called for each key in key order with its number n > 0 of visible rows. */
+/*
+ * Called with a key and a number n > 0 of its visible rows (a key may come
+ * several times); with an index page locked: it must only count.
+ */
 typedef void (*TtlKeyVisitor) (void *arg, bool isnull, int64 key, int64 n);
 
 extern void ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,

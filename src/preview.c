@@ -51,6 +51,8 @@ typedef struct PreviewCounts
 {
 	int64		at_s;			/* `at` in whole Unix seconds, rounded down */
 	int64		inherited_low;	/* the lowest key of the inherited range */
+	int64		inherited_zero; /* the key of each range for second 0 */
+	int64		own_zero;
 	int64		items;
 	Scenario	s[2];			/* current, proposed */
 } PreviewCounts;
@@ -84,7 +86,7 @@ preview_visit(void *arg, bool isnull, int64 key, int64 n)
 		return;					/* pinned, or no _ts: never expires */
 	if (key >= pc->inherited_low)
 	{
-		int64		ts = ttl_purge_key_decode(TTL_KEY_INHERITED, key);
+		int64		ts = key - pc->inherited_zero;	/* decoded */
 
 		/* ts is clamped to +-2^61: ts + default cannot overflow */
 		for (i = 0; i < 2; i++)
@@ -93,7 +95,7 @@ preview_visit(void *arg, bool isnull, int64 key, int64 n)
 	}
 	else
 	{
-		int64		expiry = ttl_purge_key_decode(TTL_KEY_OWN, key);
+		int64		expiry = key - pc->own_zero;	/* decoded */
 
 		for (i = 0; i < 2; i++)
 			if (!pc->s[i].off)
@@ -167,6 +169,9 @@ ttl_preview(PG_FUNCTION_ARGS)
 	memset(&pc, 0, sizeof(pc));
 	pc.at_s = ttl_unix_floor_seconds(at);
 	pc.inherited_low = ttl_purge_key_low(TTL_KEY_INHERITED);
+	pc.inherited_zero = ttl_purge_key_encode(TTL_KEY_INHERITED, 0);
+	pc.own_zero = ttl_purge_key_encode(TTL_KEY_OWN, 0);
+	Assert(ttl_purge_key_decode(TTL_KEY_OWN, pc.own_zero + 12345) == 12345);
 	pc.s[0].off = c.default_is_null;
 	pc.s[0].default_ttl = c.default_ttl;
 	pc.s[1].off = PG_ARGISNULL(1);
