@@ -176,6 +176,17 @@ SELECT (SELECT items FROM ttl.preview('pvp', 60) LIMIT 1) = (SELECT count(*) FRO
        pv_check('pvp', 60, ttl.now()), pv_check('pvp', 900, '2026-01-01 00:40:00+00'),
        pv_check_expiring('pvp', '15 minutes', ttl.now());
 
+-- ---- an empty container (an index with no root yet), and one emptied ----
+CREATE TABLE pve (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('pve', 60);
+SELECT * FROM ttl.preview('pve', 3600);
+SELECT count(*) FROM ttl.expiring('pve', '1 day');
+INSERT INTO pve SELECT g, '{}' FROM generate_series(1, 1000) g;
+DELETE FROM pve;
+VACUUM pve;
+SELECT scenario, items, hidden, expiring_30d FROM ttl.preview('pve', 3600);
+DROP TABLE pve CASCADE;
+
 -- ---- bad arguments ----
 SELECT * FROM ttl.preview(NULL, 60);
 SELECT * FROM ttl.preview('pv', 0);
