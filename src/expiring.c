@@ -146,7 +146,7 @@ ttl_expiring(PG_FUNCTION_ARGS)
 	bool		nulls_first[2] = {false, false};
 	TupleTableSlot *out;
 	Snapshot	snapshot;
-	TtlPreviewLeaf	   *leaves;
+	TtlPreviewLeaf *leaves;
 	int			nleaves;
 	int			i;
 
@@ -187,7 +187,7 @@ ttl_expiring(PG_FUNCTION_ARGS)
 	leaves = ttl_preview_open_leaves(relid, &c, ttl_preview_fast_path_applies(&c), &nleaves);
 	for (i = 0; i < nleaves; i++)
 	{
-		TtlPreviewLeaf	   *leaf = &leaves[i];
+		TtlPreviewLeaf *leaf = &leaves[i];
 
 		ereport(DEBUG1,
 				(errmsg_internal("ttl.expiring: %s path for \"%s\"",

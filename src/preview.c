@@ -51,13 +51,12 @@ typedef struct PreviewCounts
 {
 	int64		at_s;			/* `at` in whole Unix seconds, rounded down */
 	int64		inherited_low;	/* the lowest key of the inherited range */
-	int64		inherited_zero; /* the key of each range for second 0 */
-	int64		own_zero;
+	int64		inherited_zero; /* the keys of second 0 in each range: */
+	int64		own_zero;		/* key - zero decodes (purge_key.c) */
 	int64		items;
 	Scenario	s[2];			/* current, proposed */
 } PreviewCounts;
 
-/* One leaf of a container: a table with storage, its document column. */
 /* Count n items of a scenario that expire at the second expiry. */
 static inline void
 count_expiry(Scenario *s, int64 at_s, int64 expiry, int64 n)
@@ -152,7 +151,7 @@ ttl_preview(PG_FUNCTION_ARGS)
 	Oid			relid;
 	TimestampTz at;
 	PreviewCounts pc;
-	TtlPreviewLeaf	   *leaves;
+	TtlPreviewLeaf *leaves;
 	int			nleaves;
 	int			i;
 	Snapshot	snapshot;

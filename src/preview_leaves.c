@@ -181,7 +181,7 @@ TtlPreviewLeaf *
 ttl_preview_open_leaves(Oid relid, const TtlContainer *c, bool fast, int *nleaves)
 {
 	List	   *oids = find_all_inheritors(relid, AccessShareLock, NULL);
-	TtlPreviewLeaf	   *leaves = palloc0(sizeof(TtlPreviewLeaf) * list_length(oids));
+	TtlPreviewLeaf *leaves = palloc0(sizeof(TtlPreviewLeaf) * list_length(oids));
 	ListCell   *lc;
 	int			n = 0;
 
@@ -189,7 +189,7 @@ ttl_preview_open_leaves(Oid relid, const TtlContainer *c, bool fast, int *nleave
 	{
 		Oid			oid = lfirst_oid(lc);
 		char		relkind = get_rel_relkind(oid);
-		TtlPreviewLeaf	   *leaf;
+		TtlPreviewLeaf *leaf;
 
 		if (relkind == RELKIND_PARTITIONED_TABLE)
 			continue;
