@@ -143,6 +143,12 @@ COPY d_on FROM STDIN;
 copied	{"expiresAt": "2030-13-01T00:00:00Z"}
 \.
 SELECT count(*) FROM d_on WHERE id = 'copied';
+-- a renamed document column keeps the property in the trigger
+ALTER TABLE d_on RENAME COLUMN doc TO body;
+SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'd_on'::regclass;
+INSERT INTO d_on VALUES ('renamed', '{"expiresAt": "2030"}');
+SELECT string_agg(id, ',' ORDER BY id) AS live FROM d_on_live;
+ALTER TABLE d_on RENAME COLUMN body TO doc;
 
 -- set_deadline_property applies at once, to stored items
 SET ttl.now_override = '2030-01-01 00:00:00+00';
