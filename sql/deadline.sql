@@ -114,6 +114,9 @@ SET ttl.now_override = '2030-01-01 00:30:00+00';
 SELECT * FROM live();
 SET ttl.now_override = '2030-01-01 01:00:00+00';
 SELECT * FROM live();
+-- the backlog: each hidden item once (by lifetime, deadline or both)
+SELECT container, expired_backlog, oldest_expired_at FROM ttl.stats
+ WHERE container IN ('d_on'::regclass, 'd_pin'::regclass, 'd_off'::regclass) ORDER BY container::text;
 SET ttl.now_override = '2030-01-01 02:00:00+00';
 SELECT * FROM live();
 -- a point read by key through the view: the 404
@@ -228,6 +231,8 @@ SELECT coalesce(idx_scan, 0) AS scans_before FROM pg_stat_user_indexes
 SET ttl.now_override = '2030-01-01 00:16:40+00';   -- +1000 s
 SELECT string_agg(id::text, ',') FILTER (WHERE id IN (999, 1000, 1001)) AS live_edge,
        count(*) AS live FROM p_live;
+-- the backlog counts them through the deadline index (once each)
+SELECT expired_backlog, oldest_expired_at FROM ttl.stats WHERE container = 'p'::regclass;
 SELECT ttl.purge('p');
 SELECT count(*) AS remaining, min(id) AS first_left FROM p;
 SELECT pg_stat_force_next_flush();
