@@ -269,3 +269,45 @@ INSERT INTO p VALUES (0, '{"expiresAt": "x"}');
 -- disable drops the deadline index too
 SELECT ttl.disable('p');
 SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'p'::regclass;
+
+-- a big container: the deadline index built beforehand without blocking
+-- writes (CREATE INDEX CONCURRENTLY through \gexec), then the property set
+-- finds it and builds nothing
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+CREATE TABLE big (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('big', 3600);
+INSERT INTO big SELECT g, jsonb_build_object('exp', 1893456000 + g) FROM generate_series(1, 100) g;
+SELECT ttl.deadline_index_sql('big', 'exp');
+SELECT ttl.deadline_index_sql('big', 'exp') \gexec
+SELECT ttl.set_deadline_property('big', 'exp');
+SELECT indexrelid::regclass, obj_description(indexrelid, 'pg_class') FROM pg_index
+ WHERE indrelid = 'big'::regclass ORDER BY 1::text;
+SELECT count(*) AS statements_left FROM ttl.deadline_index_sql('big', 'exp');
+SET ttl.now_override = '2030-01-01 00:00:50+00';
+SELECT ttl.purge('big'), (SELECT count(*) FROM big) AS remaining;
+SELECT ttl.disable('big');
+
+-- partitioned: the trigger, the index and the purge on every partition
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+CREATE TABLE pt (id int PRIMARY KEY, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (100);
+CREATE TABLE pt2 PARTITION OF pt FOR VALUES FROM (100) TO (200);
+INSERT INTO pt VALUES (1, '{"d": 1}'), (150, '{"d": "2030-01-01T00:10:00Z"}'), (151, '{}');
+SELECT ttl.enable('pt', 3600, deadline_property => 'd');
+SELECT c.relname, pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+ WHERE t.tgname = 'zzz_ttl_stamp' AND c.relname LIKE 'pt%' ORDER BY 1;
+SELECT indrelid::regclass, count(*) FROM pg_index
+ WHERE indrelid IN ('pt1'::regclass, 'pt2'::regclass)
+   AND pg_get_indexdef(indexrelid) LIKE '%doc_deadline_key%' GROUP BY 1 ORDER BY 1::text;
+INSERT INTO pt VALUES (2, '{"d": "x"}');
+INSERT INTO pt VALUES (152, '{"d": []}');
+SET ttl.now_override = '2030-01-01 00:10:00+00';
+SELECT string_agg(id::text, ',' ORDER BY id) AS live FROM pt_live;
+SELECT ttl.deadline_index_sql('pt', 'e');
+SELECT ttl.purge('pt', 1), ttl.purge('pt');
+SELECT string_agg(id::text, ',' ORDER BY id) AS left FROM pt;
+SELECT ttl.set_deadline_property('pt', NULL);
+SELECT count(*) AS deadline_indexes FROM pg_index
+ WHERE indrelid IN ('pt'::regclass, 'pt1'::regclass, 'pt2'::regclass)
+   AND pg_get_indexdef(indexrelid) LIKE '%doc_deadline_key%';
+SELECT ttl.disable('pt');
