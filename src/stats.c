@@ -187,7 +187,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 								   quote_literal_cstr(c->deadline_property));
 
 		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e), pg_catalog.min(s.k) FROM"
-							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, " INT64_FORMAT ") AS e"
+							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, " INT64_FORMAT "::pg_catalog.int8) AS e"
 							  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
 							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
 							  key, col, c->default_ttl, now_s, table, limit_txt),
