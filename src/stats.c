@@ -187,10 +187,11 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 								   quote_literal_cstr(c->deadline_property));
 
 		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e), pg_catalog.min(s.k) FROM"
-							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, " INT64_FORMAT "::pg_catalog.int8) AS e"
+							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e"
 							  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
 							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
-							  key, col, c->default_ttl, now_s, table, limit_txt),
+							  key, col, c->default_ttl, table, limit_txt,
+							  psprintf(INT64_FORMAT, now_s)),
 					 TTL_DEADLINE_MALFORMED_KEY + 1, now_s, &n, &have_k, &k);
 		out->expired += n;
 		if (have_k && (!out->have_oldest || k < out->oldest_s))
