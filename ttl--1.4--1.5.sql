@@ -71,18 +71,20 @@ CREATE FUNCTION ttl._is_deadline_index(index regclass, container regclass) RETUR
     LANGUAGE C STABLE STRICT;
 
 -- The name of the deadline index of a table: at most 46 bytes of its name
--- (cut between characters) and _ttl_deadline_idx.
-CREATE FUNCTION ttl._deadline_index_name(relname name) RETURNS text
+-- (cut between characters) and _ttl_deadline_idx; alt: at most 45 bytes
+-- and _ttl_deadline2_idx (ttl.deadline_index_sql, while the index of the
+-- previous property still has the first name).
+CREATE FUNCTION ttl._deadline_index_name(relname name, alt boolean DEFAULT false) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     n text := relname;
 BEGIN
-    WHILE pg_catalog.octet_length(n) OPERATOR(pg_catalog.>) 46 LOOP
+    WHILE pg_catalog.octet_length(n) OPERATOR(pg_catalog.>) CASE WHEN alt THEN 45 ELSE 46 END LOOP
         n := pg_catalog.left(n, -1);
     END LOOP;
-    RETURN n OPERATOR(pg_catalog.||) '_ttl_deadline_idx';
+    RETURN n OPERATOR(pg_catalog.||) CASE WHEN alt THEN '_ttl_deadline2_idx' ELSE '_ttl_deadline_idx' END;
 END
 $$;
 
@@ -152,6 +154,7 @@ DECLARE
     root     pg_catalog.pg_class;
     part     record;
     key      text;
+    alt      boolean;
 BEGIN
     SELECT r.doc_column INTO doc FROM ttl.registry r
      WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
@@ -169,6 +172,16 @@ BEGIN
                       AND ttl._is_deadline_index(i.indexrelid, container)) THEN
         RETURN;
     END IF;
+    -- the first names are taken (the index of the present property, say):
+    -- the alternative ones, which set_deadline_property keeps as well
+    SELECT pg_catalog.bool_or(pg_catalog.to_regclass(pg_catalog.format('%I.%I',
+               c.relnamespace::pg_catalog.regnamespace::name, ttl._deadline_index_name(c.relname))) IS NOT NULL)
+      INTO alt
+      FROM pg_catalog.pg_class c
+     WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.relid::pg_catalog.oid
+                                                     FROM pg_catalog.pg_partition_tree(container) t))
+        OR c.oid OPERATOR(pg_catalog.=) root.oid;
+    alt := coalesce(alt, false);
     key := pg_catalog.format('((ttl.doc_deadline_key(%1$I, %2$L::pg_catalog.text)))'
                              ' WHERE ttl.doc_deadline_key(%1$I, %2$L::pg_catalog.text) IS NOT NULL',
                              doc, property);
@@ -186,19 +199,19 @@ BEGIN
         LOOP
             RETURN NEXT pg_catalog.format(CASE WHEN part.isleaf THEN 'CREATE INDEX CONCURRENTLY %I ON %I.%I %s'
                                                ELSE 'CREATE INDEX %I ON ONLY %I.%I %s' END,
-                                          ttl._deadline_index_name(part.relname), part.nsp, part.relname, key);
+                                          ttl._deadline_index_name(part.relname, alt), part.nsp, part.relname, key);
             IF part.parentrelid IS NOT NULL THEN
                 RETURN NEXT pg_catalog.format('ALTER INDEX %I.%I ATTACH PARTITION %I.%I',
-                                              part.parent_nsp, ttl._deadline_index_name(part.parent_name),
-                                              part.nsp, ttl._deadline_index_name(part.relname));
+                                              part.parent_nsp, ttl._deadline_index_name(part.parent_name, alt),
+                                              part.nsp, ttl._deadline_index_name(part.relname, alt));
             END IF;
         END LOOP;
     ELSE
         RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %s %s',
-                                      ttl._deadline_index_name(root.relname), container, key);
+                                      ttl._deadline_index_name(root.relname, alt), container, key);
     END IF;
     RETURN NEXT pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', root.relnamespace::pg_catalog.regnamespace::name,
-                                  ttl._deadline_index_name(root.relname), 'ttl deadline index');
+                                  ttl._deadline_index_name(root.relname, alt), 'ttl deadline index');
 END
 $$;
 COMMENT ON FUNCTION ttl.deadline_index_sql(regclass, text) IS 'statements that build a container''s deadline index for that property without blocking its writes (run them with \gexec, outside a transaction block, before ttl.set_deadline_property)';

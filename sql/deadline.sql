@@ -283,6 +283,16 @@ SELECT ttl.set_deadline_property('big', 'exp');
 SELECT indexrelid::regclass, obj_description(indexrelid, 'pg_class') FROM pg_index
  WHERE indrelid = 'big'::regclass ORDER BY 1::text;
 SELECT count(*) AS statements_left FROM ttl.deadline_index_sql('big', 'exp');
+-- switching to another property of a big container the same way: the new
+-- index gets the alternative name while the old one is there; the switch
+-- drops the old one
+UPDATE big SET doc = doc || jsonb_build_object('exp2', 1893456000 + 1000 - id);
+SELECT ttl.deadline_index_sql('big', 'exp2') \gexec
+SELECT ttl.set_deadline_property('big', 'exp2');
+SELECT indexrelid::regclass, obj_description(indexrelid, 'pg_class') FROM pg_index
+ WHERE indrelid = 'big'::regclass ORDER BY 1::text;
+SELECT ttl.set_deadline_property('big', 'exp');
+SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'big'::regclass ORDER BY 1::text;
 SET ttl.now_override = '2030-01-01 00:00:50+00';
 SELECT ttl.purge('big');
 SELECT count(*) AS remaining, min(id) AS first_left FROM big;
