@@ -183,7 +183,9 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 	/* the primary key's columns, to name the item */
 	initStringInfo(&cols);
 	initStringInfo(&order);
-	pk = RelationGetPrimaryKeyIndex(rel);
+	/* RelationGetIndexList fills in rd_pkindex (every major) */
+	list_free(RelationGetIndexList(rel));
+	pk = rel->rd_pkindex;
 	if (OidIsValid(pk))
 	{
 		Relation	index = index_open(pk, AccessShareLock);
