@@ -12,13 +12,13 @@ CREATE TABLE d_pin (id text PRIMARY KEY, doc jsonb NOT NULL);
 SELECT ttl.enable('d_on', 3600, deadline_property => 'expiresAt'),
        ttl.enable('d_off', NULL, 'doc', 'expiresAt'),
        ttl.enable('d_pin', -1, deadline_property => 'expiresAt');
-SELECT container, default_ttl, deadline_property FROM ttl.containers ORDER BY 1::text;
+SELECT container, default_ttl, deadline_property FROM ttl.containers ORDER BY container::text COLLATE "C";
 -- the trigger carries the property, the deadline index is there
 SELECT tgrelid::regclass, pg_catalog.pg_get_triggerdef(oid) FROM pg_trigger
- WHERE tgname = 'zzz_ttl_stamp' ORDER BY 1::text;
+ WHERE tgname = 'zzz_ttl_stamp' ORDER BY tgrelid::regclass::text COLLATE "C";
 SELECT indexrelid::regclass AS index, pg_get_indexdef(indexrelid),
        obj_description(indexrelid, 'pg_class')
-  FROM pg_index WHERE indrelid = 'd_on'::regclass ORDER BY 1::text;
+  FROM pg_index WHERE indrelid = 'd_on'::regclass ORDER BY indexrelid::regclass::text COLLATE "C";
 
 -- every malformed form is rejected, while on and while off, nothing written
 CREATE FUNCTION try_insert(t regclass, d jsonb) RETURNS text LANGUAGE plpgsql AS $$
@@ -36,7 +36,7 @@ SELECT c, v::text AS deadline, try_insert(c, jsonb_build_object('expiresAt', v))
                ('""'), ('-1'), ('-0.5'), ('1.5'), ('1e20'), ('true'), ('false'),
                ('[1893456600]'), ('{"at": 1893456600}')) x(v),
        (VALUES ('d_on'::regclass), ('d_off'::regclass)) y(c)
- ORDER BY c::text, v::text;
+ ORDER BY c::text COLLATE "C", v::text COLLATE "C";
 SELECT (SELECT count(*) FROM d_on) AS written_on, (SELECT count(*) FROM d_off) AS written_off;
 
 -- valid forms (on and off), and the server never changes them
@@ -46,7 +46,7 @@ SELECT v::text AS deadline, try_insert('d_off', jsonb_build_object('expiresAt', 
                ('"2030-01-01 00:10:00Z"'), ('"2030-01-01T00:10:00.999999+00:00"'),
                ('"2030-01-01T01:10:00+01:00"'), ('"2029-12-31T23:10:00-01:00"'),
                ('"2028-02-29T00:00:00Z"'), ('"1969-12-31T23:59:59Z"')) x(v);
-SELECT doc -> 'expiresAt' AS stored FROM d_off ORDER BY 1::text;
+SELECT doc -> 'expiresAt' AS stored FROM d_off ORDER BY (doc -> 'expiresAt')::text COLLATE "C";
 -- the error in full
 INSERT INTO d_on VALUES ('x', '{"expiresAt": "2030-01-01T00:10:00"}');
 INSERT INTO d_on VALUES ('x', '{"expiresAt": -5}');
@@ -116,7 +116,7 @@ SET ttl.now_override = '2030-01-01 01:00:00+00';
 SELECT * FROM live();
 -- the backlog: each hidden item once (by lifetime, deadline or both)
 SELECT container, expired_backlog, oldest_expired_at FROM ttl.stats
- WHERE container IN ('d_on'::regclass, 'd_pin'::regclass, 'd_off'::regclass) ORDER BY container::text;
+ WHERE container IN ('d_on'::regclass, 'd_pin'::regclass, 'd_off'::regclass) ORDER BY container::text COLLATE "C";
 SET ttl.now_override = '2030-01-01 02:00:00+00';
 SELECT * FROM live();
 -- a point read by key through the view: the 404
@@ -281,7 +281,7 @@ SELECT ttl.deadline_index_sql('big', 'exp');
 SELECT ttl.deadline_index_sql('big', 'exp') \gexec
 SELECT ttl.set_deadline_property('big', 'exp');
 SELECT indexrelid::regclass, obj_description(indexrelid, 'pg_class') FROM pg_index
- WHERE indrelid = 'big'::regclass ORDER BY 1::text;
+ WHERE indrelid = 'big'::regclass ORDER BY indexrelid::regclass::text COLLATE "C";
 SELECT count(*) AS statements_left FROM ttl.deadline_index_sql('big', 'exp');
 -- switching to another property of a big container the same way: the new
 -- index gets the alternative name while the old one is there; the switch
@@ -290,9 +290,9 @@ UPDATE big SET doc = doc || jsonb_build_object('exp2', 1893456000 + 1000 - id);
 SELECT ttl.deadline_index_sql('big', 'exp2') \gexec
 SELECT ttl.set_deadline_property('big', 'exp2');
 SELECT indexrelid::regclass, obj_description(indexrelid, 'pg_class') FROM pg_index
- WHERE indrelid = 'big'::regclass ORDER BY 1::text;
+ WHERE indrelid = 'big'::regclass ORDER BY indexrelid::regclass::text COLLATE "C";
 SELECT ttl.set_deadline_property('big', 'exp');
-SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'big'::regclass ORDER BY 1::text;
+SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'big'::regclass ORDER BY indexrelid::regclass::text COLLATE "C";
 SET ttl.now_override = '2030-01-01 00:00:50+00';
 SELECT ttl.purge('big');
 SELECT count(*) AS remaining, min(id) AS first_left FROM big;
@@ -309,7 +309,7 @@ SELECT c.relname, pg_get_triggerdef(t.oid) FROM pg_trigger t JOIN pg_class c ON 
  WHERE t.tgname = 'zzz_ttl_stamp' AND c.relname LIKE 'pt%' ORDER BY 1;
 SELECT indrelid::regclass, count(*) FROM pg_index
  WHERE indrelid IN ('pt1'::regclass, 'pt2'::regclass)
-   AND pg_get_indexdef(indexrelid) LIKE '%doc_deadline_key%' GROUP BY 1 ORDER BY 1::text;
+   AND pg_get_indexdef(indexrelid) LIKE '%doc_deadline_key%' GROUP BY 1 ORDER BY indrelid::regclass::text COLLATE "C";
 INSERT INTO pt VALUES (2, '{"d": "x"}');
 INSERT INTO pt VALUES (152, '{"d": []}');
 SET ttl.now_override = '2030-01-01 00:10:00+00';

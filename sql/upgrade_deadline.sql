@@ -76,7 +76,7 @@ SELECT ttl.set_deadline_property('u1', 'expiresAt');
 INSERT INTO u1 VALUES (11, '{"ttl": -1, "expiresAt": "2030-01-01T02:30:00Z"}'),
                       (12, '{"ttl": -1, "expiresAt": "2030-01-01T03:30:00Z"}');
 SELECT indexrelid::regclass, obj_description(indexrelid, 'pg_class') FROM pg_index
- WHERE indrelid = 'u1'::regclass ORDER BY 1::text;
+ WHERE indrelid = 'u1'::regclass ORDER BY indexrelid::regclass::text COLLATE "C";
 SET ttl.now_override = '2030-01-01 03:00:00+00';
 SELECT string_agg(id::text, ',' ORDER BY id) AS u1_live FROM u1_live;
 SELECT ttl.purge('u1');
