@@ -110,14 +110,17 @@ ttl_citus_sync_policy(Oid relid)
 	if (ttl_citus_kind(relid) != TTL_CITUS_HASH || !ttl_read_container(relid, &c))
 		return;
 	def = c.default_is_null ? "" : psprintf("%d", c.default_ttl);
+	/* rule 9: the deadline property, when set, in a fourth argument */
 	citus_ddl(psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
 					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
-					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s)",
+					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s%s%s)",
 					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												  get_rel_name(relid)),
 					   quote_literal_cstr(NameStr(c.doc_column)),
 					   quote_literal_cstr(def),
-					   quote_literal_cstr(c.paused ? "paused" : "active")));
+					   quote_literal_cstr(c.paused ? "paused" : "active"),
+					   TTL_HAS_DEADLINE(&c) ? ", " : "",
+					   TTL_HAS_DEADLINE(&c) ? quote_literal_cstr(c.deadline_property) : ""));
 }
 
 /* 0A000 for a container that Citus holds other than hash-distributed. */

@@ -153,7 +153,7 @@ ttl_trigger_policy(Oid relid, TtlContainer *out)
 	{
 		Trigger    *t = &rel->trigdesc->triggers[i];
 
-		if (t->tgnargs != 3 || !is_stamp_function(t->tgfoid))
+		if ((t->tgnargs != 3 && t->tgnargs != 4) || !is_stamp_function(t->tgfoid))
 			continue;
 		memset(out, 0, sizeof(*out));
 		out->relid = relid;
@@ -161,6 +161,9 @@ ttl_trigger_policy(Oid relid, TtlContainer *out)
 		out->default_is_null = t->tgargs[1][0] == '\0';
 		out->default_ttl = out->default_is_null ? 0 : pg_strtoint32(t->tgargs[1]);
 		out->paused = strcmp(t->tgargs[2], "paused") == 0;
+		/* 1.5: the deadline property (rule 9), when there is one */
+		if (t->tgnargs == 4)
+			strlcpy(out->deadline_property, t->tgargs[3], sizeof(out->deadline_property));
 		found = true;
 		break;
 	}

@@ -106,11 +106,36 @@ follow_document_rename(Oid relid, const char *newname)
 			bool		nulls[Natts_pg_trigger] = {0};
 			bool		replace[Natts_pg_trigger] = {0};
 			Size		len = strlen(newname) + 1;	/* with its terminator */
-			bytea	   *args = palloc(VARHDRSZ + len);
+			bytea	   *args;
 			HeapTuple	newtup;
+			bool		isnull;
+			Datum		old = heap_getattr(tup, Anum_pg_trigger_tgargs,
+										   RelationGetDescr(trigrel), &isnull);
+			const char *rest = NULL;
+			Size		restlen = 0;
 
-			SET_VARSIZE(args, VARHDRSZ + len);
+			/*
+			 * The arguments after the first (the policy on Citus, the
+			 * deadline property of rule 9) stay as they are.
+			 */
+			if (!isnull)
+			{
+				bytea	   *oldargs = DatumGetByteaPP(old);
+				const char *p = VARDATA_ANY(oldargs);
+				Size		n = VARSIZE_ANY_EXHDR(oldargs);
+				const char *end = memchr(p, '\0', n);
+
+				if (end != NULL && (Size) (end + 1 - p) < n)
+				{
+					rest = end + 1;
+					restlen = n - (end + 1 - p);
+				}
+			}
+			args = palloc(VARHDRSZ + len + restlen);
+			SET_VARSIZE(args, VARHDRSZ + len + restlen);
 			memcpy(VARDATA(args), newname, len);
+			if (restlen > 0)
+				memcpy(VARDATA(args) + len, rest, restlen);
 			replace[Anum_pg_trigger_tgargs - 1] = true;
 			values2[Anum_pg_trigger_tgargs - 1] = PointerGetDatum(args);
 			newtup = heap_modify_tuple(tup, RelationGetDescr(trigrel), values2,

@@ -36,6 +36,7 @@
 #include "utils/typcache.h"
 
 #include "compat.h"
+#include "deadline.h"
 #include "document.h"
 #include "expiry.h"
 #include "preview.h"
@@ -66,8 +67,11 @@ expiring_candidate(ExpiringRun *run, TtlPreviewLeaf *leaf, TupleTableSlot *slot)
 	if (isnull)
 		return;
 	oldcxt = MemoryContextSwitchTo(run->row_cxt);
-	if (ttl_root_expiry_second(ttl_datum_jsonb_root(doc), run->c->default_is_null,
-							   run->c->default_ttl, &expiry) &&
+	if ((TTL_HAS_DEADLINE(run->c) ?
+		 ttl_datum_expiry_with_deadline(doc, run->c->default_is_null, run->c->default_ttl,
+										run->c->deadline_property, &expiry) :
+		 ttl_root_expiry_second(ttl_datum_jsonb_root(doc), run->c->default_is_null,
+								run->c->default_ttl, &expiry)) &&
 		expiry > run->from_s && expiry <= run->to_s)
 	{
 		ExecClearTuple(run->row);

@@ -4,7 +4,8 @@
  *		default (ttl_doc_expiry, used by purge and the view's filter), the
  *		index accessors ttl.doc_expiry() and ttl.doc_expired(), and
  *		ttl.calculate() with the row it shares with ttl.state()
- *		(item_functions.c).
+ *		(item_functions.c); rule 9 (the deadline) enters that row here,
+ *		the rest of it is in deadline.c.
  *
  * Locking: none.  Nothing here may raise on document content except
  * ttl.calculate(), which validates its arguments on purpose.
@@ -132,7 +133,8 @@ ttl_expiry_row(FunctionCallInfo fcinfo,
 			   bool default_is_null, int32 default_ttl,
 			   bool item_is_null, int32 item_ttl,
 			   bool ts_is_null, int64 ts,
-			   bool at_is_null, TimestampTz at)
+			   bool at_is_null, TimestampTz at,
+			   bool deadline_is_null, int64 deadline)
 {
 	TupleDesc	tupdesc;
 	Datum		values[5] = {0};
@@ -155,21 +157,26 @@ ttl_expiry_row(FunctionCallInfo fcinfo,
 					 errdetail("A time-to-live must be -1 (never expire) or between 1 and 2147483647 seconds.")));
 		nulls[2] = false;
 		values[2] = Int32GetDatum(effective);
-		if (effective > 0)
+		/* rule 9: a deadline makes the item expire (ttl -1 pins only the lifetime) */
+		if (effective > 0 || !deadline_is_null)
 		{
 			values[1] = BoolGetDatum(true);
-			if (!ts_is_null)
+			if ((effective > 0 && !ts_is_null) || !deadline_is_null)
 			{
-				int64		secs;
+				int64		secs = 0;
 				TimestampTz expires_at;
 
-				if (pg_add_s64_overflow(ts, effective, &secs) ||
-					secs - TTL_UNIX_EPOCH_OFFSET > (END_TIMESTAMP / USECS_PER_SEC) - 1 ||
-					secs - TTL_UNIX_EPOCH_OFFSET < MIN_TIMESTAMP / USECS_PER_SEC + 1)
+				if (effective > 0 && !ts_is_null &&
+					(pg_add_s64_overflow(ts, effective, &secs) ||
+					 secs - TTL_UNIX_EPOCH_OFFSET > (END_TIMESTAMP / USECS_PER_SEC) - 1 ||
+					 secs - TTL_UNIX_EPOCH_OFFSET < MIN_TIMESTAMP / USECS_PER_SEC + 1))
 					ereport(ERROR,
 							(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 							 errmsg("expiry time out of range: _ts %lld plus ttl %d",
 									(long long) ts, effective)));
+				/* the earliest of the lifetime expiry and the deadline */
+				if (!deadline_is_null && (effective <= 0 || ts_is_null || deadline < secs))
+					secs = deadline;
 				expires_at = (secs - TTL_UNIX_EPOCH_OFFSET) * USECS_PER_SEC;
 				nulls[3] = false;
 				values[3] = TimestampTzGetDatum(expires_at);
@@ -202,5 +209,38 @@ ttl_calculate(PG_FUNCTION_ARGS)
 								   PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0),
 								   PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
 								   PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2),
-								   PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3)));
+								   PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3),
+								   true, 0));
+}
+
+/*
+ * ttl.calculate(default_ttl, item_ttl, ts, at, deadline) of 1.5: the same
+ * row with rule 9 applied when deadline is given (to the whole second
+ * below it, as a deadline property's fraction is truncated).  The 1.0
+ * signature keeps binding ttl_calculate above.
+ */
+PG_FUNCTION_INFO_V1(ttl_calculate_deadline);
+Datum
+ttl_calculate_deadline(PG_FUNCTION_ARGS)
+{
+	int64		deadline = 0;
+
+	if (!PG_ARGISNULL(4))
+	{
+		TimestampTz d = PG_GETARG_TIMESTAMPTZ(4);
+
+		if (TIMESTAMP_NOT_FINITE(d))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("deadline must be finite")));
+		/* floor division: a deadline before 2000 rounds down too */
+		deadline = d / USECS_PER_SEC - ((d % USECS_PER_SEC) < 0 ? 1 : 0) +
+			TTL_UNIX_EPOCH_OFFSET;
+	}
+	PG_RETURN_DATUM(ttl_expiry_row(fcinfo,
+								   PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0),
+								   PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
+								   PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT64(2),
+								   PG_ARGISNULL(3), PG_ARGISNULL(3) ? 0 : PG_GETARG_TIMESTAMPTZ(3),
+								   PG_ARGISNULL(4), deadline));
 }

@@ -19,6 +19,7 @@ extern Datum ttl_expiry_row(FunctionCallInfo fcinfo,
 							bool default_is_null, int32 default_ttl,
 							bool item_is_null, int32 item_ttl,
 							bool ts_is_null, int64 ts,
-							bool at_is_null, TimestampTz at);
+							bool at_is_null, TimestampTz at,
+							bool deadline_is_null, int64 deadline);
 
 #endif							/* TTL_EXPIRY_H */

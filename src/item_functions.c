@@ -1,7 +1,8 @@
 /*
  * item_functions.c
  *		ttl.state(): the expiry row of a document of a container at ttl.now().
- *		Unlike the view's filter it validates the document.
+ *		Unlike the view's filter it validates the document (and its
+ *		deadline property, rule 9).
  *
  * Locking: AccessShareLock on the container while the document is checked.
  */
@@ -13,6 +14,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "deadline.h"
 #include "document.h"
 #include "expiry.h"
 #include "registry.h"
@@ -35,6 +37,8 @@ ttl_state(PG_FUNCTION_ARGS)
 	int32		item_ttl = 0;
 	TtlItemState item;
 	Relation	rel;
+	bool		has_deadline = false;
+	int64		deadline = 0;
 
 	ttl_get_container(relid, &c);
 
@@ -44,10 +48,20 @@ ttl_state(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 
 	doc = PG_GETARG_JSONB_P(1);
+	/* rule 9: the deadline property, validated like the trigger does */
+	if (TTL_HAS_DEADLINE(&c))
+	{
+		rel = relation_open(relid, AccessShareLock);
+		ttl_validate_deadline(rel, c.deadline_property, doc);
+		relation_close(rel, AccessShareLock);
+		has_deadline = ttl_doc_deadline(doc, c.deadline_property, &deadline) ==
+			TTL_DEADLINE_VALID;
+	}
 	ttl_doc_ts_and_ttl(doc, &has_ts, &ts, &item, &item_ttl);
 	PG_RETURN_DATUM(ttl_expiry_row(fcinfo,
 								   c.default_is_null, c.default_ttl,
 								   item != TTL_ITEM_VALID, item_ttl,
 								   !has_ts, ts,
-								   false, ttl_current_time()));
+								   false, ttl_current_time(),
+								   !has_deadline, deadline));
 }

@@ -4,7 +4,9 @@
  *		hides expired items (live_view.c puts it in place as a security qual).
  *
  * Locking: none.  The container's default is read once per query from the
- * registry's cache; the filter never raises on document content.
+ * registry's cache; the filter never raises on document content.  A
+ * container with a deadline property (rule 9) hides an item from its
+ * deadline on too (deadline.c).
  */
 #include "postgres.h"
 
@@ -13,6 +15,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "deadline.h"
 #include "document.h"
 #include "citus_meta.h"
 #include "expiry.h"
@@ -29,6 +32,7 @@ typedef struct LiveFilterState
 	bool		default_is_null;
 	int32		default_ttl;
 	int64		now_seconds;
+	char	   *deadline;		/* rule 9: the deadline property, or NULL */
 } LiveFilterState;
 
 PG_FUNCTION_INFO_V1(ttl_live);
@@ -45,11 +49,15 @@ ttl_live(PG_FUNCTION_ARGS)
 		state = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(LiveFilterState));
 		state->default_is_null = true;
 		state->default_ttl = 0;
+		state->deadline = NULL;
 		if (!PG_ARGISNULL(1) && (ttl_lookup_container(PG_GETARG_OID(1), &c) ||
 								   ttl_trigger_policy_if_citus(PG_GETARG_OID(1), &c)))
 		{
 			state->default_is_null = c.default_is_null;
 			state->default_ttl = c.default_ttl;
+			if (TTL_HAS_DEADLINE(&c))
+				state->deadline = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt,
+													  c.deadline_property);
 		}
 		state->now_seconds = ttl_current_unix_seconds();
 		fcinfo->flinfo->fn_extra = state;
@@ -57,6 +65,14 @@ ttl_live(PG_FUNCTION_ARGS)
 
 	if (state->default_is_null || PG_ARGISNULL(0))
 		PG_RETURN_BOOL(true);
+	/* rule 9: the earlier of the lifetime expiry and the deadline */
+	if (state->deadline != NULL)
+	{
+		if (!ttl_datum_expiry_with_deadline(PG_GETARG_DATUM(0), false, state->default_ttl,
+											state->deadline, &expiry))
+			PG_RETURN_BOOL(true);
+		PG_RETURN_BOOL(state->now_seconds < expiry);
+	}
 	/* an inline document is read where it lies, without a copy */
 	if (!ttl_root_expiry_second(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), false,
 								state->default_ttl, &expiry))

@@ -28,6 +28,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
+#include "deadline.h"
 #include "document.h"
 #include "expiry.h"
 #include "index_count.h"
@@ -54,6 +55,7 @@ typedef struct PreviewCounts
 	int64		inherited_zero; /* the keys of second 0 in each range: */
 	int64		own_zero;		/* key - zero decodes (purge_key.c) */
 	int64		items;
+	const char *deadline;		/* the deadline property (scan path), or NULL */
 	Scenario	s[2];			/* current, proposed */
 } PreviewCounts;
 
@@ -127,7 +129,10 @@ preview_scan_leaf(TtlPreviewLeaf *leaf, Snapshot snapshot, PreviewCounts *pc)
 			int64		expiry;
 
 			for (i = 0; i < 2; i++)
-				if (ttl_root_expiry_second(root, pc->s[i].off, pc->s[i].default_ttl, &expiry))
+				if (pc->deadline ?
+					ttl_datum_expiry_with_deadline(doc, pc->s[i].off, pc->s[i].default_ttl,
+												   pc->deadline, &expiry) :
+					ttl_root_expiry_second(root, pc->s[i].off, pc->s[i].default_ttl, &expiry))
 					count_expiry(&pc->s[i], pc->at_s, expiry, 1);
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(row_cxt);
@@ -171,6 +176,7 @@ ttl_preview(PG_FUNCTION_ARGS)
 	pc.inherited_zero = ttl_purge_key_encode(TTL_KEY_INHERITED, 0);
 	pc.own_zero = ttl_purge_key_encode(TTL_KEY_OWN, 0);
 	Assert(ttl_purge_key_decode(TTL_KEY_OWN, pc.own_zero + 12345) == 12345);
+	pc.deadline = TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL;
 	pc.s[0].off = c.default_is_null;
 	pc.s[0].default_ttl = c.default_ttl;
 	pc.s[1].off = PG_ARGISNULL(1);

@@ -63,8 +63,12 @@
 bool
 ttl_preview_fast_path_applies(const TtlContainer *c)
 {
-	(void) c;
-	return true;
+	/*
+	 * The purge index keys the lifetime only; an item's deadline (rule 9)
+	 * is in another index whose entries overlap it: the scan path applies
+	 * both to each item.
+	 */
+	return !TTL_HAS_DEADLINE(c);
 }
 
 /* t in whole Unix seconds, rounded down (t finite). */

@@ -51,6 +51,7 @@
 #include "utils/timestamp.h"
 
 #include "citus_meta.h"
+#include "deadline.h"
 #include "mark.h"
 #include "purge.h"
 #include "purge_internal.h"
@@ -91,13 +92,25 @@ ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
  */
 char *
 ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
-					bool keyed)
+					bool keyed, const char *deadline)
 {
 	const char *key;
 	const char *filter;
 	const char *delete;
+	const char *recheck;
 
-	if (keyed)
+	/* rule 9: the re-check of a container with a deadline property */
+	recheck = deadline == NULL ? psprintf("ttl.doc_expired(t.%s, $4, $5)", doc) :
+		psprintf("ttl.doc_expired(t.%s, $4, $5, %s::pg_catalog.text)", doc,
+				 quote_literal_cstr(deadline));
+	if (kind == PURGE_DEADLINE)
+	{
+		/* the deadline index's expression, exactly (with its constant) */
+		key = psprintf("ttl.doc_deadline_key(t.%s, %s::pg_catalog.text)", doc,
+					   quote_literal_cstr(deadline));
+		filter = "";
+	}
+	else if (keyed)
 	{
 		/* $1 and $2 are keys of the kind's range (purge_key.c) */
 		key = psprintf("ttl.doc_purge_key(t.%s)", doc);
@@ -117,13 +130,13 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 		delete = psprintf("DELETE FROM %s t USING c"
 						  " WHERE t.tableoid OPERATOR(pg_catalog.=) c.toid"
 						  " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
-						  " AND ttl.doc_expired(t.%s, $4, $5) RETURNING 1",
-						  table, doc);
+						  " AND %s RETURNING 1",
+						  table, recheck);
 	else
 		delete = psprintf("DELETE FROM %s t"
 						  " WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
-						  " AND ttl.doc_expired(t.%s, $4, $5) RETURNING 1",
-						  table, doc);
+						  " AND %s RETURNING 1",
+						  table, recheck);
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
@@ -231,23 +244,29 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
  */
 static void
 statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
-				int64 limit, int64 cutoff, int32 default_ttl,
+				int64 limit, int64 cutoff, int32 default_ttl, const char *deadline,
 				TtlDirectBatch *out)
 {
 	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
 	Datum		values[5];
 	bool		isnull;
 	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	bool		keyed = ttl_has_purge_key_index(cur->relid, doc_name);
+	bool		keyed = cur->kind != PURGE_DEADLINE &&
+		ttl_has_purge_key_index(cur->relid, doc_name);
 	int			kind = cur->kind == PURGE_OWN ? TTL_KEY_OWN : TTL_KEY_INHERITED;
+	int64		lower = cur->lower_key;
 	char	   *table;
 	char	   *sql;
 	int			guc_level;
 
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
 									   relname);
-	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed);
-	values[0] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, cur->lower_key) : cur->lower_key);
+	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
+							  deadline);
+	/* deadlines: above the key of malformed ones (deadline.h) */
+	if (cur->kind == PURGE_DEADLINE)
+		lower = Max(lower, TTL_DEADLINE_MALFORMED_KEY + 1);
+	values[0] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, lower) : lower);
 	values[1] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, cutoff) : cutoff);
 	values[2] = Int64GetDatum(limit);
 	values[3] = Int32GetDatum(default_ttl);
@@ -276,7 +295,8 @@ advance_cursor(PurgeCursor *cur, bool exhausted, Oid last_leaf, int64 last_key)
 	if (exhausted)
 	{
 		/* this key range is exhausted: next index, or done */
-		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN : PURGE_DONE;
+		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN :
+			(cur->kind == PURGE_OWN && cur->has_deadline) ? PURGE_DEADLINE : PURGE_DONE;
 		cur->leaf = InvalidOid;
 		cur->lower_key = PG_INT64_MIN;
 	}
@@ -303,14 +323,23 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *doc_name;
 	const char *obstacle;
 	TtlDirectBatch batch;
-	bool		want[2];
+	bool		want[TTL_PURGE_KINDS];
 	bool		walking;
+	const char *deadline;
 	bool		exhausted = false;
 
 	if (!begin_batch(cur, &relname, &policy))
 		return 0;
 	default_ttl = policy.default_ttl;
 	doc_name = pstrdup(NameStr(policy.doc_column));
+	/* rule 9: a deadline property adds a walk of the deadline index */
+	cur->has_deadline = TTL_HAS_DEADLINE(&policy);
+	deadline = cur->has_deadline ? pstrdup(policy.deadline_property) : NULL;
+	if (cur->kind == PURGE_DEADLINE && !cur->has_deadline)
+	{
+		cur->kind = PURGE_DONE;	/* removed meanwhile */
+		return 0;
+	}
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -330,11 +359,12 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	walking = cur->use_walk || limit < 0 || policy.append_only;
 	want[0] = cur->kind == PURGE_INHERITED;
 	want[1] = cur->kind == PURGE_OWN || walking;
+	want[2] = cur->has_deadline && (cur->kind == PURGE_DEADLINE || walking);
 	/* append-only: the BRIN index gives page ranges, so batches take a walk */
 	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
 								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
 								cur->walk_cxt,
-								(int32) default_ttl, cur->now_seconds, &batch);
+								(int32) default_ttl, deadline, cur->now_seconds, &batch);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
@@ -342,8 +372,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		if (walking)
 		{
 			exhausted = batch.range_done;
-			if (exhausted)
-				cur->kind = PURGE_OWN;	/* both kinds done: the next step ends */
+			if (exhausted)		/* every kind done: the next step ends */
+				cur->kind = cur->has_deadline ? PURGE_DEADLINE : PURGE_OWN;
 		}
 	}
 	else
@@ -354,7 +384,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		walking = false;
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
-		statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl, &batch);
+		statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl,
+						deadline, &batch);
 	}
 	SPI_finish();
 

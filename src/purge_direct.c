@@ -13,7 +13,10 @@
  *
  * The purge index is the single index of ttl.doc_purge_key (1.3), whose
  * key ranges hold each kind (purge_key.c encodes the bounds), or, on
- * containers enabled before 1.3, one partial index per kind.
+ * containers enabled before 1.3, one partial index per kind.  A container
+ * with a deadline property (rule 9) has a third walk, over its deadline
+ * index in deadline order up to now; every row of every walk is re-checked
+ * against the whole rule (lifetime or deadline) before it is deleted.
  *
  * An append-only container's purge index is a BRIN index on the same key:
  * its bitmap holds whole page ranges (lossy pages), every row of which is
@@ -71,6 +74,7 @@
 #include "utils/snapmgr.h"
 
 #include "compat.h"
+#include "deadline.h"
 #include "expiry.h"
 #include "purge_internal.h"
 #include "purge_key.h"
@@ -82,29 +86,38 @@ typedef struct DirectRun
 	CommandId	cid;
 	MemoryContext row_cxt;
 	int32		default_ttl;
+	const char *deadline;		/* rule 9: the deadline property, or NULL */
 	int64		now_seconds;
 	TtlDirectBatch *out;
 } DirectRun;
 
 /*
- * Whether the row in slot is due now (its _ts and expiry second set for
- * the caller).  Never raises.
+ * Whether the row in slot is due now (its _ts, lifetime expiry second and
+ * deadline set for the caller: the keys of the three walks).  Rule 9: due
+ * when its lifetime or its deadline has come.  Never raises.
  */
 static bool
 row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
-		   int64 *ts, int64 *expiry)
+		   int64 *ts, int64 *expiry, int64 *deadline)
 {
 	bool		isnull;
 	Datum		doc;
 	bool		due;
+	Jsonb	   *jb;
 	MemoryContext oldcxt;
 
+	*deadline = TTL_DEADLINE_MALFORMED_KEY + 1;
 	doc = slot_getattr(slot, leaf->doc_attno, &isnull);
 	if (isnull)
 		return false;
 	oldcxt = MemoryContextSwitchTo(run->row_cxt);
-	due = ttl_doc_expiry(DatumGetJsonbP(doc), run->default_ttl, ts, expiry) &&
+	jb = DatumGetJsonbP(doc);
+	due = ttl_doc_expiry(jb, run->default_ttl, ts, expiry) &&
 		*expiry <= run->now_seconds;
+	if (run->deadline != NULL &&
+		ttl_doc_deadline(jb, run->deadline, deadline) == TTL_DEADLINE_VALID &&
+		*deadline <= run->now_seconds)
+		due = true;
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(run->row_cxt);
 	return due;
@@ -144,11 +157,12 @@ delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *s
 	bool		all_dead = false;
 	int64		ts;
 	int64		expiry;
+	int64		deadline;
 
 	CHECK_FOR_INTERRUPTS();
 	if (!table_index_fetch_tuple(fetch, tid, run->snapshot, slot,
 								 &call_again, &all_dead) ||
-		!row_is_due(leaf, slot, run, &ts, &expiry))
+		!row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
 		return false;
 	return delete_row(leaf, slot, run);
 }
@@ -168,7 +182,12 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
 
-	if (leaf->keyed[kind])
+	if (kind == PURGE_DEADLINE)
+	{
+		/* deadlines as they are, above the key of malformed ones */
+		lower_key = Max(lower_key, TTL_DEADLINE_MALFORMED_KEY + 1);
+	}
+	else if (leaf->keyed[kind])
 	{
 		/* the kind's range of the single index (purge_key.c) */
 		lower_key = ttl_purge_key_encode(kind, lower_key);
@@ -186,15 +205,17 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 	{
 		int64		ts;
 		int64		expiry;
+		int64		deadline;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!row_is_due(leaf, slot, run, &ts, &expiry))
+		if (!row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
 			continue;			/* cannot be, unless the index lies: not ours */
 		if (!delete_row(leaf, slot, run))
 			continue;			/* busy: left for a later walk */
 		run->out->found++;
 		run->out->last_leaf = RelationGetRelid(leaf->rel);
-		run->out->last_key = kind == 1 ? expiry : ts;
+		run->out->last_key = kind == PURGE_DEADLINE ? deadline :
+			kind == PURGE_OWN ? expiry : ts;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	index_endscan(scan);
@@ -214,7 +235,9 @@ struct TtlWalk
 {
 	MemoryContext cxt;
 	bool		with_inherited; /* both kinds, or only items with their own ttl */
-	int64		cutoff[2];		/* inherited: _ts <= now - default; own: expiry <= now */
+	bool		with_deadline;	/* and the deadline index (rule 9) */
+	int64		cutoff[TTL_PURGE_KINDS];	/* inherited: _ts <= now - default;
+											 * own: expiry <= now; deadline <= now */
 	int			nleaves;
 	Oid		   *leaves;			/* in OID order */
 	int			leaf;			/* the leaf being taken */
@@ -233,7 +256,7 @@ ttl_free_walk(TtlWalk *walk)
 }
 
 static TtlWalk *
-new_walk(Oid relid, DirectLeaf *leaves, int nleaves, bool with_inherited,
+new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
 		 const int64 *cutoff, MemoryContext parent)
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
@@ -244,9 +267,10 @@ new_walk(Oid relid, DirectLeaf *leaves, int nleaves, bool with_inherited,
 	ereport(DEBUG1,
 			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(relid))));
 	walk->cxt = cxt;
-	walk->with_inherited = with_inherited;
-	walk->cutoff[0] = cutoff[0];
-	walk->cutoff[1] = cutoff[1];
+	walk->with_inherited = want[0];
+	walk->with_deadline = want[2];
+	for (i = 0; i < TTL_PURGE_KINDS; i++)
+		walk->cutoff[i] = cutoff[i];
 	walk->nleaves = nleaves;
 	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
 	for (i = 0; i < nleaves; i++)
@@ -262,7 +286,7 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 	int			kind;
 
 	walk->tbm = tbm_create(work_mem * 1024L, NULL);
-	for (kind = 0; kind < 2; kind++)
+	for (kind = 0; kind < TTL_PURGE_KINDS; kind++)
 	{
 		IndexScanDesc scan;
 		ScanKeyData keys[2];
@@ -270,7 +294,16 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 
 		if (leaf->index[kind] == NULL)
 			continue;
-		if (leaf->keyed[kind])
+		if (kind == PURGE_DEADLINE)
+		{
+			/* deadlines up to now, above the key of malformed ones */
+			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
+						Int64GetDatum(walk->cutoff[kind]));
+			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+						Int64GetDatum(TTL_DEADLINE_MALFORMED_KEY + 1));
+			nkeys = 2;
+		}
+		else if (leaf->keyed[kind])
 		{
 			/* the kind's range of the single index (purge_key.c) */
 			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
@@ -400,7 +433,8 @@ take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 
 /* A statement's snapshot and command id, as SPI gives the statement path. */
 static void
-begin_run(DirectRun *run, int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+begin_run(DirectRun *run, int32 default_ttl, const char *deadline, int64 now_seconds,
+		  TtlDirectBatch *out)
 {
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -409,6 +443,7 @@ begin_run(DirectRun *run, int32 default_ttl, int64 now_seconds, TtlDirectBatch *
 	run->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ttl purge row",
 										 ALLOCSET_SMALL_SIZES);
 	run->default_ttl = default_ttl;
+	run->deadline = deadline;
 	run->now_seconds = now_seconds;
 	run->out = out;
 }
@@ -423,7 +458,9 @@ end_run(DirectRun *run)
 
 /*
  * Delete due rows of the kinds wanted (want[0]: items inheriting the
- * default, want[1]: items with their own ttl).
+ * default, want[1]: items with their own ttl, want[2]: items whose
+ * deadline, rule 9, has come: the container's deadline index, keyed by
+ * ttl.doc_deadline_key(doc, deadline)).
  *
  * With walk (CALL ttl.run_purge) or limit < 0 (ttl.purge without
  * max_rows): go on with the walk of both wanted indexes (*walk, a child of
@@ -443,9 +480,10 @@ const char *
 ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 				 Oid start_leaf, int64 lower_key, int64 limit,
 				 TtlWalk **walk, MemoryContext walk_parent,
-				 int32 default_ttl, int64 now_seconds, TtlDirectBatch *out)
+				 int32 default_ttl, const char *deadline, int64 now_seconds,
+				 TtlDirectBatch *out)
 {
-	int64		cutoff[2] = {now_seconds - default_ttl, now_seconds};
+	int64		cutoff[TTL_PURGE_KINDS] = {now_seconds - default_ttl, now_seconds, now_seconds};
 	DirectLeaf *leaves;
 	int			nleaves;
 	const char *obstacle;
@@ -456,7 +494,7 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	memset(out, 0, sizeof(TtlDirectBatch));
 	out->last_leaf = start_leaf;
 	out->last_key = lower_key;
-	obstacle = ttl_open_leaves(relid, doc_column, want, &leaves, &nleaves);
+	obstacle = ttl_open_leaves(relid, doc_column, want, deadline, &leaves, &nleaves);
 	if (obstacle != NULL)
 	{
 		ttl_close_leaves(leaves, nleaves);
@@ -471,7 +509,7 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 			return "its purge index is a BRIN index, which only a walk can use";
 		}
 	}
-	begin_run(&run, default_ttl, now_seconds, out);
+	begin_run(&run, default_ttl, deadline, now_seconds, out);
 	if (walk == NULL && limit < 0)
 	{
 		walk = &one_shot;
@@ -479,13 +517,14 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	}
 	if (walk != NULL)
 	{
-		if (*walk != NULL && (*walk)->with_inherited != want[0])
+		if (*walk != NULL && ((*walk)->with_inherited != want[0] ||
+							  (*walk)->with_deadline != want[2]))
 		{
 			ttl_free_walk(*walk);
 			*walk = NULL;
 		}
 		if (*walk == NULL)
-			*walk = new_walk(relid, leaves, nleaves, want[0], cutoff, walk_parent);
+			*walk = new_walk(relid, leaves, nleaves, want, cutoff, walk_parent);
 		out->range_done = take_walk(*walk, leaves, nleaves, limit, &run);
 		if (out->range_done)
 		{
@@ -495,7 +534,7 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	}
 	else
 	{
-		int			kind = want[0] ? 0 : 1;
+		int			kind = want[0] ? PURGE_INHERITED : want[1] ? PURGE_OWN : PURGE_DEADLINE;
 
 		for (i = 0; i < nleaves && out->found < limit; i++)
 		{

@@ -28,22 +28,28 @@ typedef struct TtlWalk TtlWalk;
 extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
 									const bool *want, Oid start_leaf, int64 lower_key,
 									int64 limit, TtlWalk **walk, MemoryContext walk_parent,
-									int32 default_ttl, int64 now_seconds,
-									TtlDirectBatch *out);
+									int32 default_ttl, const char *deadline,
+									int64 now_seconds, TtlDirectBatch *out);
 extern void ttl_free_walk(TtlWalk *walk);
 
 /* purge_leaves.c: the leaves the direct path walks */
 /* One leaf with the purge indexes needed (inherited, own), ready to walk. */
+/* The kinds of due rows: 0 inherited, 1 own ttl, 2 deadline (PurgeKind). */
+#define TTL_PURGE_KINDS 3
+
 typedef struct DirectLeaf
 {
 	Relation	rel;
-	Relation	index[2];		/* [0]: inherited (doc_ts), [1]: own (doc_expiry) */
-	bool		keyed[2];		/* that index is the one of ttl.doc_purge_key */
+	Relation	index[TTL_PURGE_KINDS];	/* [0]: inherited (doc_ts), [1]: own
+										 * (doc_expiry), [2]: deadline
+										 * (doc_deadline_key, rule 9) */
+	bool		keyed[TTL_PURGE_KINDS];	/* that index is the one of ttl.doc_purge_key */
 	bool		brin;			/* and it is BRIN (append-only): walks only */
 	AttrNumber	doc_attno;
 } DirectLeaf;
 
 extern const char *ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
+								   const char *deadline,
 								   DirectLeaf **leaves_out, int *nleaves_out);
 extern void ttl_close_leaves(DirectLeaf *leaves, int nleaves);
 
@@ -52,6 +58,7 @@ typedef enum PurgeKind
 {
 	PURGE_INHERITED,			/* items without their own ttl: key _ts */
 	PURGE_OWN,					/* items with their own ttl: key _ts + ttl */
+	PURGE_DEADLINE,				/* items with a deadline (rule 9): key deadline */
 	PURGE_DONE
 } PurgeKind;
 
@@ -65,6 +72,7 @@ typedef struct PurgeCursor
 	int64		lower_key;		/* (partition of a direct walk, key) */
 	int64		deleted;
 	bool		busy;			/* skipped this round: locked by someone else */
+	bool		has_deadline;	/* the policy has a deadline property (rule 9) */
 	bool		honour_pause;	/* automatic purge stops when paused */
 	bool		use_walk;		/* direct path: batches take from one walk */
 	TtlWalk    *walk;			/* that walk, */
@@ -74,7 +82,7 @@ typedef struct PurgeCursor
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 							bool honour_pause, bool use_walk);
 extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind kind,
-								 bool partitioned, bool keyed);
+								 bool partitioned, bool keyed, const char *deadline);
 extern void ttl_set_purge_plan_options(void);
 extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);

@@ -40,9 +40,11 @@
 #include "catalog/partition.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "commands/comment.h"
 #include "fmgr.h"
 #include "nodes/primnodes.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -243,4 +245,62 @@ ttl_has_purge_key_index(Oid relid, const char *doc_column)
 	}
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/*
+ * Whether index is the deadline index of a container with this deadline
+ * property (rule 9): a valid btree on ttl.doc_deadline_key(<doc>,
+ * '<property>'), partial WHERE that key IS NOT NULL, marked by
+ * ttl.set_deadline_property's comment (itself or, on a partition, its
+ * partitioned index), or on a Citus shard, which has no comment, of that
+ * shape.  An index of another property (the property was changed since)
+ * is not.
+ */
+bool
+ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property)
+{
+	List	   *exprs;
+	List	   *pred;
+	FuncExpr   *func;
+	Const	   *prop;
+	NullTest   *test;
+	List	   *ancestors;
+	char	   *comment;
+	TtlContainer policy;
+
+	if (property == NULL || index->rd_rel->relam != BTREE_AM_OID ||
+		index->rd_index->indnatts != 1 || !index->rd_index->indisvalid ||
+		index->rd_index->indkey.values[0] != 0)
+		return false;
+	exprs = RelationGetIndexExpressions(index);
+	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
+		return false;
+	func = (FuncExpr *) linitial(exprs);
+	if (list_length(func->args) != 2 || !IsA(linitial(func->args), Var) ||
+		!IsA(lsecond(func->args), Const))
+		return false;
+	prop = (Const *) lsecond(func->args);
+	if (((Var *) linitial(func->args))->varattno != doc_attno ||
+		((Var *) linitial(func->args))->varlevelsup != 0 ||
+		prop->constisnull || prop->consttype != TEXTOID ||
+		strcmp(TextDatumGetCString(prop->constvalue), property) != 0 ||
+		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false) ||
+		strcmp(get_func_name(func->funcid), "doc_deadline_key") != 0)
+		return false;
+	/* the predicate: the same key IS NOT NULL */
+	pred = RelationGetIndexPredicate(index);
+	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
+		return false;
+	test = (NullTest *) linitial(pred);
+	if (test->nulltesttype != IS_NOT_NULL || test->argisrow ||
+		!equal(test->arg, func))
+		return false;
+	ancestors = index->rd_rel->relispartition ?
+		get_partition_ancestors(RelationGetRelid(index)) : NIL;
+	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
+						 RelationRelationId, 0);
+	if (comment != NULL && strcmp(comment, TTL_DEADLINE_INDEX_COMMENT) == 0)
+		return true;
+	/* a Citus shard: the shape is what ttl.set_deadline_property writes */
+	return ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy);
 }

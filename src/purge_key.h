@@ -34,4 +34,9 @@ typedef enum TtlPurgeIndexKind
 extern TtlPurgeIndexKind ttl_purge_index_kind(Relation index, AttrNumber doc_attno);
 extern bool ttl_has_purge_key_index(Oid relid, const char *doc_column);
 
+/* 1.5, rule 9: the deadline index on ttl.doc_deadline_key(doc, 'property') */
+#define TTL_DEADLINE_INDEX_COMMENT "ttl deadline index"
+extern bool ttl_is_deadline_index(Relation index, AttrNumber doc_attno,
+								  const char *property);
+
 #endif							/* TTL_PURGE_KEY_H */

@@ -5,7 +5,8 @@
  *		partitions of a partitioned one) without anything a DELETE would have
  *		to run (triggers, rules, row security for the owner), each opened
  *		with its valid purge indexes (the single index of 1.3, or the two
- *		partial indexes of containers enabled before).
+ *		partial indexes of containers enabled before, and the deadline index
+ *		of a container with a deadline property, rule 9).
  *
  * Locking: the caller holds RowExclusiveLock on the table and every
  * partition (taken without waiting) and runs as the table's owner.  Indexes
@@ -160,13 +161,34 @@ open_purge_index(Relation rel, AttrNumber doc_attno, bool own, bool *keyed, bool
 	return fallback;
 }
 
+/* The deadline index of the property (rule 9), opened and locked, or NULL. */
+static Relation
+open_deadline_index(Relation rel, AttrNumber doc_attno, const char *deadline)
+{
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(rel))
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		Relation	index;
+
+		if (!ConditionalLockRelationOid(indexoid, AccessShareLock))
+			continue;
+		index = index_open(indexoid, NoLock);
+		if (ttl_is_deadline_index(index, doc_attno, deadline))
+			return index;
+		index_close(index, NoLock);
+	}
+	return NULL;
+}
+
 /*
  * Open the leaves, each with the purge indexes wanted, all or nothing.
  * Returns why the direct path does not apply, or NULL.
  */
 const char *
 ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
-				DirectLeaf **leaves_out, int *nleaves_out)
+				const char *deadline, DirectLeaf **leaves_out, int *nleaves_out)
 {
 	Relation	root;
 	const char *obstacle;
@@ -202,6 +224,10 @@ ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
 													  &leaf->brin)) == NULL)
 				return "its purge index is missing, invalid or locked";
 		}
+		if (want[2] &&
+			(leaf->index[2] = open_deadline_index(leaf->rel, leaf->doc_attno,
+												  deadline)) == NULL)
+			return "its deadline index is missing, invalid or locked";
 		/* a published table without a replica identity cannot DELETE either */
 		CheckCmdReplicaIdentity(leaf->rel, CMD_DELETE);
 	}
@@ -216,7 +242,7 @@ ttl_close_leaves(DirectLeaf *leaves, int nleaves)
 
 	for (i = 0; i < nleaves; i++)
 	{
-		for (kind = 0; kind < 2; kind++)
+		for (kind = 0; kind < TTL_PURGE_KINDS; kind++)
 			if (leaves[i].index[kind])
 				index_close(leaves[i].index[kind], NoLock);
 		table_close(leaves[i].rel, NoLock);

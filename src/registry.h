@@ -10,6 +10,9 @@
 
 #include "nodes/pg_list.h"
 
+/* The longest deadline property name (bytes), as kept in the cache. */
+#define TTL_DEADLINE_PROPERTY_MAX 255
+
 typedef struct TtlContainer
 {
 	Oid			relid;
@@ -18,7 +21,11 @@ typedef struct TtlContainer
 	bool		paused;
 	bool		append_only;	/* 1.3: the purge index is BRIN (purge walks) */
 	NameData	doc_column;
+	/* 1.5, rule 9: the deadline property, "" for none (deadline.c) */
+	char		deadline_property[TTL_DEADLINE_PROPERTY_MAX + 1];
 } TtlContainer;
+
+#define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 
 extern void ttl_register_cache_callbacks(void);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);

@@ -9,6 +9,10 @@
  * but its first argument (the document column's name) and the row (on a
  * Citus table it carries the policy in two more arguments, citus.c): it never looks
  * at the registry, so writes cost the same whatever the container's policy.
+ * A container with a deadline property (rule 9, deadline.c) names it in one
+ * more argument, (doc column, property) or on Citus (doc column, default,
+ * paused, property), and the trigger validates that root property on the
+ * same pass (ttl.set_deadline_property replaces the trigger).
  * A renamed document column rewrites the argument (ddl_events.c).
  */
 #include "postgres.h"
@@ -30,6 +34,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
+#include "deadline.h"
 #include "document.h"
 #include "settings.h"
 
@@ -104,6 +109,27 @@ report_bad_root_ttl(Relation rel, Jsonb *doc)
 	ttl_report_bad_ttl(rel, v);
 }
 
+/* Rule 9: the raw value of the deadline property, checked in place. */
+static void
+check_deadline_entry(Relation rel, Jsonb *doc, const char *property,
+					 const SpliceEntry *value)
+{
+	TtlDeadlineState state;
+	int64		seconds;
+
+	if (value->type == JENTRY_ISNULL)
+		return;
+	if (value->type == JENTRY_ISSTRING)
+		state = ttl_parse_rfc3339(value->data, value->len, &seconds) ?
+			TTL_DEADLINE_VALID : TTL_DEADLINE_BAD_TEXT;
+	else if (value->type == JENTRY_ISNUMERIC)
+		state = ttl_deadline_of_numeric(value->data, &seconds);
+	else
+		state = TTL_DEADLINE_BAD;
+	if (state != TTL_DEADLINE_VALID)
+		ttl_validate_deadline(rel, property, doc);	/* raises, with the value */
+}
+
 /*
  * The stamped document, or NULL when doc already is it: its "_ts" holds
  * ts_value byte for byte (a second write in the same second), so the row
@@ -111,8 +137,9 @@ report_bad_root_ttl(Relation rel, Jsonb *doc)
  * again).  Validates the root "ttl" either way.
  */
 static Jsonb *
-stamp_document(Relation rel, Jsonb *doc, Numeric ts_value)
+stamp_document(Relation rel, Jsonb *doc, Numeric ts_value, const char *deadline)
 {
+	uint32		deadline_len = deadline ? strlen(deadline) : 0;
 	JsonbContainer *root = &doc->root;
 	int			n = JsonContainerSize(root);
 	SpliceEntry stack_in[2 * STAMP_STACK_KEYS];
@@ -162,6 +189,9 @@ stamp_document(Relation rel, Jsonb *doc, Numeric ts_value)
 				!ttl_is_valid_ttl(ttl))
 				report_bad_root_ttl(rel, doc);
 		}
+		if (deadline && key->len == deadline_len &&
+			memcmp(key->data, deadline, deadline_len) == 0)
+			check_deadline_entry(rel, doc, deadline, value);
 		if (ts_at < 0 && cmp > 0)
 			ts_at = m++;
 		out_entries[m++] = *key;
@@ -268,6 +298,8 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	Jsonb	   *jb;
 	Jsonb	   *stamped;
 	Datum		newdoc;
+	int			nargs;
+	const char *deadline;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -286,11 +318,17 @@ ttl_stamp(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("ttl.stamp() must be fired for INSERT or UPDATE")));
-	/* a container on Citus: (doc column, default_ttl, paused), see citus.c */
-	if (trigdata->tg_trigger->tgnargs != 1 && trigdata->tg_trigger->tgnargs != 3)
+	/*
+	 * (doc column), (doc column, deadline property); a container on Citus:
+	 * (doc column, default_ttl, paused[, deadline property]), see citus.c
+	 */
+	nargs = trigdata->tg_trigger->tgnargs;
+	if (nargs < 1 || nargs > 4)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("ttl.stamp() takes one argument, the document column")));
+	deadline = nargs == 2 ? trigdata->tg_trigger->tgargs[1] :
+		nargs == 4 ? trigdata->tg_trigger->tgargs[3] : NULL;
 
 	rel = trigdata->tg_relation;
 	tupdesc = RelationGetDescr(rel);
@@ -315,7 +353,7 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	if (!JB_ROOT_IS_OBJECT(jb))
 		ttl_report_not_object(rel, doc_column, jb);
 
-	stamped = stamp_document(rel, jb, current_ts_value());
+	stamped = stamp_document(rel, jb, current_ts_value(), deadline);
 	if (stamped == NULL)
 		return PointerGetDatum(tuple);	/* already stamped this second */
 	newdoc = JsonbPGetDatum(stamped);

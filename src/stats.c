@@ -16,7 +16,8 @@
  * no longer exists (a registry row left behind, e.g. by a TEMP table whose
  * session ended) or a temporary table of another session gives NULLs.
  * In ttl.stats, an error while computing one container's backlog gives
- * NULLs and a WARNING rather than failing the whole view.
+ * NULLs and a WARNING rather than failing the whole view.  A container with
+ * a deadline property (rule 9) has a third walk, over its deadline index.
  *
  * Locking: AccessShareLock on the table, taken after the privilege check
  * and held to the end of the transaction, as a SELECT would; existence is
@@ -42,6 +43,7 @@
 
 #include "purge_key.h"
 #include "citus_meta.h"
+#include "deadline.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
@@ -173,6 +175,30 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	{
 		out->oldest_s = k;
 		out->have_oldest = true;
+	}
+	if (TTL_HAS_DEADLINE(c))
+	{
+		/*
+		 * Rule 9: the deadline index up to now; items the walks above
+		 * counted already (due by their lifetime too) are not counted
+		 * again, and an item expired at the earlier of the two.
+		 */
+		char	   *key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
+								   quote_literal_cstr(c->deadline_property));
+
+		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e), pg_catalog.min(s.k) FROM"
+							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e"
+							  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
+							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
+							  key, col, c->default_ttl, table, limit_txt,
+							  psprintf(INT64_FORMAT, now_s)),
+					 TTL_DEADLINE_MALFORMED_KEY + 1, now_s, &n, &have_k, &k);
+		out->expired += n;
+		if (have_k && (!out->have_oldest || k < out->oldest_s))
+		{
+			out->oldest_s = k;
+			out->have_oldest = true;
+		}
 	}
 	SPI_finish();
 	ttl_restore_user(&ctx);

@@ -87,6 +87,34 @@ BEGIN
 END
 $$;
 
+-- A deadline container's rows (rule 9, ttl 1.5): n rows from bench.src,
+-- all stamped now (none expired by their lifetime), the first n_past past
+-- their "expiresAt" deadline (a day ago, one second per 100 rows), the
+-- others due in a day.  Written with the stamp trigger disabled or before
+-- ttl.enable.
+CREATE FUNCTION bench.fill_deadline(tbl regclass, n bigint, n_past bigint,
+                                    id_offset bigint DEFAULT 0) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    srcn  bigint := (SELECT max(id) FROM bench.src);
+    now_s bigint := bench.new_ts();
+    done  bigint := 0;
+    chunk bigint;
+BEGIN
+    WHILE done < n LOOP
+        chunk := least(srcn, n - done);
+        EXECUTE format(
+            'INSERT INTO %s (id, doc) SELECT s.id + $1, (s.doc - ''ttl'') || jsonb_build_object(''_ts'', $5,'
+            ' ''expiresAt'', CASE WHEN s.id + $2 <= $3 THEN $5 - 86400 + (s.id + $2) / 100'
+            '                     ELSE $5 + 86400 + (s.id + $2) / 100 END)'
+            ' FROM bench.src s WHERE s.id <= $4', tbl)
+            USING id_offset + done, done, n_past, chunk, now_s;
+        done := done + chunk;
+    END LOOP;
+    RETURN n;
+END
+$$;
+
 -- ---------------------------------------------------------------------------
 -- The hand-written peer.
 -- ---------------------------------------------------------------------------

@@ -85,6 +85,13 @@ my @paths = (
 	[ 'superuser CALL ttl.run_purge()', "$future CALL ttl.run_purge();" ],
 	[ 'ttl.enable', "SELECT ttl.enable('app.fresh', 60);" ],
 	[ 'ttl.set_default_ttl', "SELECT ttl.set_default_ttl('app.fresh', 120);" ],
+	# rule 9 (issue 14): the deadline property's index, trigger and check
+	[ 'ttl.set_deadline_property', "SELECT ttl.set_deadline_property('app.fresh', 'until');" ],
+	[ 'ttl.set_deadline_property(NULL)', "SELECT ttl.set_deadline_property('app.fresh', NULL);" ],
+	[ 'ttl.enable with a deadline property', "SELECT ttl.enable('app.fresh2', 60, deadline_property => 'until');" ],
+	[ 'ttl.deadline_index_sql', "SELECT ttl.deadline_index_sql('app.fresh2', 'other');" ],
+	[ 'ttl.backlog of a deadline container', "$future SELECT * FROM ttl.backlog('app.d_plain');" ],
+	[ 'superuser SELECT ttl.purge(deadline container), statement path', "$future SELECT ttl.purge('app.d_trig', 5); SELECT ttl.purge('app.d_trig');" ],
 	[ 'ttl.pause / ttl.resume', "SELECT ttl.pause('app.fresh'); SELECT ttl.resume('app.fresh');" ],
 	[ 'ttl.disable', "SELECT ttl.disable('app.fresh');" ],
 	[ 'sql_drop event trigger (DROP TABLE)', "DROP TABLE app.dropme CASCADE;" ],
@@ -173,6 +180,10 @@ CREATE TABLE app.p_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TABLE app.w_plain (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TABLE app.w_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TABLE app.fresh (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE app.fresh2 (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE app.d_plain (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE app.d_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TRIGGER d_trig_noop BEFORE DELETE ON app.d_trig FOR EACH ROW EXECUTE FUNCTION app.noop();
 CREATE TABLE app.dropme (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TRIGGER p_trig_noop BEFORE DELETE ON app.p_trig FOR EACH ROW EXECUTE FUNCTION app.noop();
 CREATE TRIGGER w_trig_noop BEFORE DELETE ON app.w_trig FOR EACH ROW EXECUTE FUNCTION app.noop();
@@ -181,6 +192,8 @@ SELECT ttl.enable('app.p_trig', -1);
 SELECT ttl.enable('app.w_plain', -1);
 SELECT ttl.enable('app.w_trig', -1);
 SELECT ttl.enable('app.dropme', 60);
+SELECT ttl.enable('app.d_plain', -1, deadline_property => 'until');
+SELECT ttl.enable('app.d_trig', -1, deadline_property => 'until');
 CREATE TABLE app.alt (id int PRIMARY KEY, note text, doc jsonb NOT NULL);
 SELECT ttl.enable('app.alt', 60);
 INSERT INTO app.fresh SELECT g, '{}' FROM generate_series(1, 5) g;
@@ -234,6 +247,8 @@ INSERT INTO app.w_plain SELECT g, '{"ttl": 1}' FROM generate_series(1, 20) g;
 INSERT INTO app.w_trig SELECT g, '{"ttl": 1}' FROM generate_series(1, 20) g;
 INSERT INTO app.p_plain SELECT g, '{"ttl": 100000}' FROM generate_series(1, 20) g;
 INSERT INTO app.p_trig SELECT g, '{"ttl": 100000}' FROM generate_series(1, 20) g;
+INSERT INTO app.d_plain SELECT g, '{"until": "2099-01-01T00:00:00Z"}' FROM generate_series(1, 20) g;
+INSERT INTO app.d_trig SELECT g, '{"until": 4070908800}' FROM generate_series(1, 20) g;
 });
 ok( $node->poll_query_until('canary',
 		'SELECT (SELECT pg_catalog.count(*) FROM app.w_plain)'
@@ -256,6 +271,10 @@ is( $node->safe_psql('canary',
 		'SELECT (SELECT pg_catalog.count(*) FROM app.p_plain)'
 		  . ' OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM app.p_trig)'),
 	'0', 'the superuser purges deleted the p_* rows (the paths ran)');
+is( $node->safe_psql('canary',
+		'SELECT (SELECT pg_catalog.count(*) FROM app.d_plain)'
+		  . ' OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM app.d_trig)'),
+	'0', 'the superuser purges deleted the d_* rows by their deadline (the paths ran)');
 is( $node->safe_psql('canary',
 		"SELECT pg_catalog.count(*) FROM ttl.registry WHERE relid::oid OPERATOR(pg_catalog.=) 'app.fresh'::regclass::oid"),
 	'0', 'ttl.disable ran');

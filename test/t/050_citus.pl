@@ -330,6 +330,56 @@ $coord->safe_psql('postgres', qq{UPDATE s3 SET doc = doc || '{"ttl": 1}' WHERE i
 ok($coord->poll_query_until('postgres', "SELECT count(*) FROM s3 WHERE id IN ($split_keys)", '0'),
 	'items of the new shards are stamped and purged on their nodes');
 
+# ---------------------------------------------------- deadline (issue 14) ----
+# Rule 9 on Citus: the deadline property travels in the stamp trigger's
+# fourth argument, so the shards validate it, the nodes hide by it and
+# ttl.purge on the coordinator purges by it (through the deadline index,
+# which CREATE INDEX on the distributed table puts on every shard).
+$coord->safe_psql('postgres', q{
+CREATE TABLE s4 (id text PRIMARY KEY, doc jsonb NOT NULL);
+SELECT create_distributed_table('s4', 'id');
+SELECT ttl.enable('s4', 3600, deadline_property => 'until');
+SELECT ttl.pause('s4');
+});
+is( join(',', map {
+		$_->safe_psql('postgres', q{SELECT ttl.live('{"_ts": 4102444800}', 's4')})
+	} @workers),
+	't,t', 'a document without a deadline is live on the workers');
+is( join(',', map {
+		$_->safe_psql('postgres', q{SELECT ttl.live('{"_ts": 4102444800, "until": 1}', 's4')})
+	} @workers),
+	'f,f', 'the deadline property of s4 is known on both workers');
+($rc, $out, $err) = $coord->psql('postgres',
+	qq{\\set VERBOSITY verbose
+INSERT INTO s4 VALUES ('bad', '{"until": "2030-01-01T00:00:00"}')});
+like($err, qr/22007/, 'a deadline without an offset fails with 22007 on the shard');
+($rc, $out, $err) = $coord->psql('postgres',
+	qq{\\set VERBOSITY verbose
+INSERT INTO s4 VALUES ('bad', '{"until": true}')});
+like($err, qr/22023/, 'a boolean deadline fails with 22023 on the shard');
+$coord->safe_psql('postgres', q{
+INSERT INTO s4 SELECT 'd' || g, jsonb_build_object('until', g) FROM generate_series(1, 10) g;
+INSERT INTO s4 VALUES ('future', '{"until": "2100-01-01T00:00:00Z"}'), ('none', '{}');
+});
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM s4_live'), '2',
+	'items past their deadline are hidden through the coordinator');
+is( $coord->safe_psql('postgres', q{
+SELECT bool_and(r.success AND r.result = '1'), count(*) >= 2
+  FROM run_command_on_shards('s4',
+       $$SELECT count(*) FROM pg_index i JOIN pg_proc p ON p.proname = 'doc_deadline_key'
+          WHERE i.indrelid = '%s'::regclass AND pg_get_indexdef(i.indexrelid) ~ p.proname$$) r}),
+	't|t', 'every shard has the deadline index');
+is($coord->safe_psql('postgres', "SELECT ttl.purge('s4')"), '10',
+	'ttl.purge on the coordinator purges the items past their deadline on the nodes');
+is($coord->safe_psql('postgres', 'SELECT string_agg(id, \',\' ORDER BY id) FROM s4'), 'future,none',
+	'... and only those');
+$coord->safe_psql('postgres', "SELECT ttl.set_deadline_property('s4', NULL)");
+is( join(',', map {
+		$_->safe_psql('postgres', q{SELECT ttl.live('{"_ts": 4102444800, "until": 1}', 's4')})
+	} @workers),
+	't,t', 'removing the deadline property reaches the workers');
+$coord->safe_psql('postgres', q{INSERT INTO s4 VALUES ('free', '{"until": true}')});
+
 # ttl.disable on the coordinator: the trigger leaves every shard and node
 $coord->safe_psql('postgres', "SELECT ttl.disable('s2')");
 is( $coord->safe_psql('postgres', q{
