@@ -46,6 +46,7 @@
 #include "citus.h"
 #include "compat.h"
 #include "document.h"
+#include "guard.h"
 #include "registry.h"
 #include "run_as.h"
 
@@ -183,6 +184,8 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 	/* the last step of ttl.enable(): a distributed container's trigger gets its policy */
 	CommandCounterIncrement();
 	ttl_citus_sync_policy(relid);
+	/* the restore guard: at home here; held if mostly due already (guard.c) */
+	ttl_guard_after_enable(relid);
 	PG_RETURN_VOID();
 }
 

@@ -17,6 +17,7 @@
  *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
  *                      db_states.c (the databases in shared memory)
  *   stats.c            ttl.purge_stats and the backlog
+ *   guard.c            the restore guard (guard_estimate.c: its estimate)
  *   ddl_*.c            containers follow ALTER TABLE
  *   citus.c            containers on Citus distributed tables
  *
@@ -28,6 +29,7 @@
 #include "miscadmin.h"
 
 #include "citus.h"
+#include "guard.h"
 #include "live_view.h"
 #include "purge.h"
 #include "registry.h"
@@ -42,6 +44,7 @@ void
 _PG_init(void)
 {
 	ttl_define_settings();
+	ttl_guard_define_settings();
 
 	ttl_register_cache_callbacks();
 	ttl_install_live_view_hooks();
@@ -49,5 +52,8 @@ _PG_init(void)
 	ttl_install_citus_hooks();
 
 	if (process_shared_preload_libraries_in_progress)
+	{
 		ttl_register_launcher();
+		ttl_install_guard_hooks();
+	}
 }
