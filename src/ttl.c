@@ -43,8 +43,9 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	ttl_define_settings();
+	/* before ttl_define_settings(), which reserves the prefix */
 	ttl_guard_define_settings();
+	ttl_define_settings();
 
 	ttl_register_cache_callbacks();
 	ttl_install_live_view_hooks();
