@@ -560,6 +560,32 @@ ttl_guard_round_end(TtlGuardRound *round)
 }
 
 /*
+ * Whether relid is held now (for the backlog the worker publishes: a held
+ * container's backlog must not make its database look urgent forever).
+ */
+bool
+ttl_guard_held_now(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	bool		isnull;
+	bool		held = false;
+
+	if (ttl_restore_guard_fraction <= 0 || !registry_has_guard())
+		return false;
+	values[0] = ObjectIdGetDatum(relid);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT r.held_since IS NOT NULL FROM ttl.registry r"
+							  " WHERE r.relid OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+		held = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return held;
+}
+
+/*
  * The end of ttl.enable (ttl._set_objects): the container is at home here;
  * enabled over existing documents that are mostly due already, it is held.
  */

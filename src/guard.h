@@ -37,6 +37,7 @@ extern void ttl_guard_round_begin(TtlGuardRound *round);
 extern bool ttl_guard_holds(TtlGuardRound *round, Oid relid);
 extern void ttl_guard_round_end(TtlGuardRound *round);
 extern void ttl_guard_after_enable(Oid relid);
+extern bool ttl_guard_held_now(Oid relid);
 
 /* guard_estimate.c */
 typedef struct TtlGuardEstimate

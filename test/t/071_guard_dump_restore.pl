@@ -58,8 +58,8 @@ for my $case ([ $node, 'another database' ], [ $other, 'another cluster' ])
 		SELECT home_database = (SELECT oid FROM pg_database WHERE datname = 'dst')
 		  FROM ttl.registry WHERE relid = 'small'::regclass}), 't',
 		"$what: the small container is at home now");
-	my $v = $n->safe_psql('postgres', "SELECT visits FROM ttl.databases WHERE datname = 'dst'");
-	$n->poll_query_until('postgres',
+	my $v = $n->safe_psql('dst', "SELECT visits FROM ttl.databases WHERE datname = 'dst'");
+	$n->poll_query_until('dst',
 		"SELECT visits >= $v + 2 FROM ttl.databases WHERE datname = 'dst'")
 	  or die 'no more rounds';
 	is($n->safe_psql('dst', 'SELECT count(*) FROM big'), '300', "$what: nothing purged while held");
