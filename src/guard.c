@@ -22,7 +22,8 @@
  *
  * A held container is not purged automatically (hiding goes on): the hold
  * is recorded in its registry row (held_since, hold_reason: ttl.stats) and
- * logged once.  ttl.resume() releases it and records the current identity;
+ * logged once.  ttl.resume() releases it and records the current identity
+ * (container_admin.c calls ttl_guard_release);
  * ttl.purge('container') is deliberate and purges anyway.  Raising
  * ttl.restore_guard_fraction re-checks a held container once (a hold
  * remembers the fraction it was placed under); setting it to 0 turns the
@@ -71,6 +72,7 @@
 #include "citus_meta.h"
 #include "compat.h"
 #include "guard.h"
+#include "guard_estimate.h"
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
@@ -609,24 +611,12 @@ ttl_guard_after_enable(Oid relid)
 }
 
 /*
- * ttl.resume(container) from 1.5: ttl_resume (container_admin.c), and the
- * container's hold is released; it is at home here from now on.
+ * ttl.resume (1.5, container_admin.c): the container's hold is released
+ * and it is at home here from now on.  Nothing for a database at 1.4.
  */
-extern Datum ttl_resume(PG_FUNCTION_ARGS);
-
-PG_FUNCTION_INFO_V1(ttl_resume_guard);
-Datum
-ttl_resume_guard(PG_FUNCTION_ARGS)
+void
+ttl_guard_release(Oid relid)
 {
-	Oid			relid;
-
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("container must not be null")));
-	relid = PG_GETARG_OID(0);
-	DirectFunctionCall1(ttl_resume, ObjectIdGetDatum(relid));
 	if (registry_has_guard())
 		release(relid);
-	PG_RETURN_VOID();
 }

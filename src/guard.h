@@ -4,7 +4,7 @@
  *		whose due backlog exceeds ttl.restore_guard_fraction of its rows
  *		after a restore, a start from a base backup, point-in-time recovery
  *		or a clock jump, and when it is enabled over old documents; the
- *		estimate it decides on is guard_estimate.c's.
+ *		estimate it decides on is guard_estimate.c's (guard_estimate.h).
  */
 #ifndef TTL_GUARD_H
 #define TTL_GUARD_H
@@ -38,17 +38,6 @@ extern bool ttl_guard_holds(TtlGuardRound *round, Oid relid);
 extern void ttl_guard_round_end(TtlGuardRound *round);
 extern void ttl_guard_after_enable(Oid relid);
 extern bool ttl_guard_held_now(Oid relid);
-
-/* guard_estimate.c */
-typedef struct TtlGuardEstimate
-{
-	double		total;			/* rows of the container (estimate) */
-	bool		exact_total;	/* total was counted */
-	int64		due;			/* due entries counted, at most fraction*total + 1 */
-	bool		exceeded;		/* due > fraction * total */
-} TtlGuardEstimate;
-
-extern void ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s,
-							   double fraction, TtlGuardEstimate *out);
+extern void ttl_guard_release(Oid relid);
 
 #endif							/* TTL_GUARD_H */

@@ -47,7 +47,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "guard.h"
+#include "guard_estimate.h"
 #include "purge_key.h"
 #include "registry.h"
 #include "run_as.h"

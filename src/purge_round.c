@@ -422,8 +422,6 @@ ttl_purge_round(TtlRoundOps *ops)
 				cursors[i].kind = PURGE_DONE;
 			i++;
 		}
-		if (ops->all_owners)
-			ttl_guard_round_end(&guard);
 		MemoryContextSwitchTo(caller_cxt);
 
 		cost_begin(&cost_saved);
@@ -469,6 +467,9 @@ ttl_purge_round(TtlRoundOps *ops)
 			first_pass = false;
 		}
 		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
+		/* every container was checked: the event is, for this database */
+		if (ops->all_owners)
+			ttl_guard_round_end(&guard);
 	}
 	PG_FINALLY();
 	{
