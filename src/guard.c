@@ -444,6 +444,7 @@ ttl_guard_round_begin(TtlGuardRound *round)
 	if (guard_shared != NULL)
 	{
 		GuardDb    *db;
+		char		reason[GUARD_REASON_LEN];
 
 		if (ttl_am_background_worker())
 			note_clock();
@@ -451,17 +452,10 @@ ttl_guard_round_begin(TtlGuardRound *round)
 		round->generation = guard_shared->generation;
 		db = this_db();
 		round->check_all = db != NULL && db->checked < round->generation;
-		round->event_reason = NULL;
+		strlcpy(reason, guard_shared->reason, GUARD_REASON_LEN);
 		SpinLockRelease(&guard_shared->mutex);
 		if (round->check_all)
-		{
-			char		reason[GUARD_REASON_LEN];
-
-			SpinLockAcquire(&guard_shared->mutex);
-			strlcpy(reason, guard_shared->reason, GUARD_REASON_LEN);
-			SpinLockRelease(&guard_shared->mutex);
 			round->event_reason = pstrdup(reason);
-		}
 	}
 	round->rows = load_rows();
 }
