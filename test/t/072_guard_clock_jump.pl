@@ -24,6 +24,10 @@ SELECT ttl.enable('small', 86400);
 INSERT INTO big SELECT g, '{}' FROM generate_series(1, 200) g;
 INSERT INTO small SELECT g, '{}' FROM generate_series(1, 5) g;
 INSERT INTO small SELECT g, '{"ttl": -1}' FROM generate_series(6, 100) g;
+CREATE TABLE mid (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('mid', 86400);
+INSERT INTO mid SELECT g, '{}' FROM generate_series(1, 30) g;
+INSERT INTO mid SELECT g, '{"ttl": -1}' FROM generate_series(31, 100) g;
 });
 
 sub rounds
@@ -62,6 +66,23 @@ like($log, qr/ttl restore guard: the wall clock jumped (\d+) s ahead/, 'the jump
 $log =~ /the wall clock jumped (\d+) s ahead/;
 cmp_ok(abs($1 - 30 * 86400), '<', 600, 'by about 30 days');
 like($log, qr/automatic purge of container "public\.big" held/, 'the hold is logged');
+
+ok($node->poll_query_until('postgres',
+		q{SELECT held_since IS NOT NULL FROM ttl.stats WHERE container = 'mid'::regclass}),
+	'the mid container (30% due) is held too');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM mid'), '100', 'and not purged');
+
+# a higher fraction: each held container is checked again, once
+$node->append_conf('postgresql.conf', 'ttl.restore_guard_fraction = 0.5');
+$node->reload;
+ok($node->poll_query_until('postgres', 'SELECT count(*) FROM mid', '70'),
+	'ttl.restore_guard_fraction = 0.5 releases the 30% one, which is purged');
+rounds(2);
+is($node->safe_psql('postgres', $held), 't', 'the 100% one stays held');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM big'), '200', 'and unpurged');
+like(slurp_file($node->logfile),
+	qr/hold of container "public\.mid" released: ttl\.restore_guard_fraction is now 0\.5/,
+	'the release is logged');
 
 # the setting allows it: the guard off releases the hold
 $node->append_conf('postgresql.conf', 'ttl.restore_guard_fraction = 0');
