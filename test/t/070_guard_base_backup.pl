@@ -4,8 +4,9 @@
 # same database is purged as usual, and ttl.resume() releases the hold.
 # The same for a start with recovery.signal (point-in-time recovery) and
 # no backup_label.  A plain restart of the original, and a restart after a
-# crash of the copy once its recovery is over, purge a full backlog
-# without any hold.
+# crash of the copy once its recovery is over (a new postmaster after an
+# immediate stop, and a crash restart within the same postmaster), purge a
+# full backlog without any hold.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -55,7 +56,10 @@ sub rounds
 # ---- a copy started from the base backup (backup_label) ----
 my $copy = PostgreSQL::Test::Cluster->new('guard_copy');
 $copy->init_from_backup($primary, 'bk');
-$copy->append_conf('postgresql.conf', 'ttl.enabled = on');
+$copy->append_conf('postgresql.conf', qq{
+ttl.enabled = on
+restart_after_crash = on
+});
 ok(-f $copy->data_dir . '/backup_label', 'the copy starts with backup_label');
 $copy->start;
 
@@ -96,6 +100,28 @@ $copy->start;
 ok($copy->poll_query_until('postgres', 'SELECT count(*) FROM big', '0'),
 	'after a crash restart a full backlog is purged');
 is($copy->safe_psql('postgres', $held), 'f', 'and not held');
+
+# a crash restart within the same postmaster (a child killed: shared memory
+# is made anew), with purge off meanwhile so that the first round after it
+# is the one that meets the backlog
+$copy->safe_psql('postgres', 'ALTER SYSTEM SET ttl.enabled = off; SELECT pg_reload_conf()');
+$copy->poll_query_until('postgres', 'SHOW ttl.enabled', 'off') or die 'reload not seen';
+$copy->safe_psql('postgres', q{
+SELECT set_config('ttl.now_override', (now() - interval '2 days')::text, false);
+INSERT INTO big SELECT g, '{}' FROM generate_series(1, 200) g;
+});
+my $launcher = $copy->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'ttl launcher'");
+kill 'KILL', $launcher;
+$copy->poll_query_until('postgres', 'SELECT 1', '1') or die 'no restart';
+like(slurp_file($copy->logfile), qr/all server processes terminated; reinitializing/,
+	'the postmaster reinitialized after the crash');
+$copy->safe_psql('postgres', 'ALTER SYSTEM SET ttl.enabled = on; SELECT pg_reload_conf()');
+ok($copy->poll_query_until('postgres', 'SELECT count(*) FROM big', '0'),
+	'after a crash restart in the same postmaster a full backlog is purged');
+is($copy->safe_psql('postgres', $held), 'f', 'and not held');
+is(scalar(() = slurp_file($copy->logfile) =~ /ttl restore guard: the server started/g), 1,
+	'the start from the backup was seen once only');
 $copy->stop;
 
 # ---- a copy started for point-in-time recovery (recovery.signal only) ----
