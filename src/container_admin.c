@@ -3,7 +3,7 @@
  *		The SQL functions that change the registry (ttl._register,
  *		ttl._set_objects, ttl._unregister, ttl.set_default_ttl,
  *		ttl._set_append_only, ttl.pause,
- *		ttl.resume) and ttl._existing_rows(), ttl.enable()'s work on the rows
+ *		ttl.resume, which also releases a restore guard hold) and ttl._existing_rows(), ttl.enable()'s work on the rows
  *		already in the table (as its owner).
  *
  * Locking: users have no write privilege on ttl.registry; every change goes
@@ -46,6 +46,7 @@
 #include "citus.h"
 #include "compat.h"
 #include "document.h"
+#include "guard.h"
 #include "registry.h"
 #include "run_as.h"
 
@@ -183,6 +184,8 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 	/* the last step of ttl.enable(): a distributed container's trigger gets its policy */
 	CommandCounterIncrement();
 	ttl_citus_sync_policy(relid);
+	/* the restore guard: at home here; held if mostly due already (guard.c) */
+	ttl_guard_after_enable(relid);
 	PG_RETURN_VOID();
 }
 
@@ -297,6 +300,19 @@ Datum
 ttl_resume(PG_FUNCTION_ARGS)
 {
 	set_paused(fcinfo, false);
+	PG_RETURN_VOID();
+}
+
+/*
+ * ttl.resume from 1.5: also releases the restore guard's hold and records
+ * the current cluster and database as the container's home (guard.c).
+ */
+PG_FUNCTION_INFO_V1(ttl_resume_guard);
+Datum
+ttl_resume_guard(PG_FUNCTION_ARGS)
+{
+	set_paused(fcinfo, false);
+	ttl_guard_release(PG_GETARG_OID(0));
 	PG_RETURN_VOID();
 }
 

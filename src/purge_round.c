@@ -34,6 +34,7 @@
 
 #include "citus_meta.h"
 #include "compat.h"
+#include "guard.h"
 #include "purge.h"
 #include "purge_internal.h"
 #include "registry.h"
@@ -391,6 +392,7 @@ ttl_purge_round(TtlRoundOps *ops)
 	int64		now_seconds = ttl_current_unix_seconds();
 	TimestampTz started = GetCurrentTimestamp();
 	CostState	cost_saved;
+	TtlGuardRound guard;
 	volatile bool cost_started = false;
 	bool		first_pass = true;
 	ListCell   *lc;
@@ -404,6 +406,8 @@ ttl_purge_round(TtlRoundOps *ops)
 	{
 		MemoryContextSwitchTo(round_cxt);
 		relids = ttl_list_due_containers(ops->all_owners);
+		/* the restore guard may hold some of them (guard.c) */
+		ttl_guard_round_begin(&guard);
 		ncursors = list_length(relids);
 		cursors = palloc0(sizeof(PurgeCursor) * Max(ncursors, 1));
 		i = 0;
@@ -414,6 +418,8 @@ ttl_purge_round(TtlRoundOps *ops)
 			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
 							ops->walks);
 			resume_cursor(ops->resume, &cursors[i]);
+			if (ttl_guard_holds(&guard, relid))
+				cursors[i].kind = PURGE_DONE;
 			i++;
 		}
 		MemoryContextSwitchTo(caller_cxt);
@@ -461,6 +467,9 @@ ttl_purge_round(TtlRoundOps *ops)
 			first_pass = false;
 		}
 		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
+		/* every container was checked: the event is, for this database */
+		if (ops->all_owners)
+			ttl_guard_round_end(&guard);
 	}
 	PG_FINALLY();
 	{

@@ -18,6 +18,7 @@
  *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
  *                      db_states.c (the databases in shared memory)
  *   stats.c            ttl.purge_stats and the backlog
+ *   guard.c            the restore guard (guard_estimate.c: its estimate)
  *   ddl_*.c            containers follow ALTER TABLE
  *   citus.c            containers on Citus distributed tables
  *
@@ -29,6 +30,7 @@
 #include "miscadmin.h"
 
 #include "citus.h"
+#include "guard.h"
 #include "live_view.h"
 #include "purge.h"
 #include "registry.h"
@@ -42,6 +44,8 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	/* before ttl_define_settings(), which reserves the prefix */
+	ttl_guard_define_settings();
 	ttl_define_settings();
 
 	ttl_register_cache_callbacks();
@@ -50,5 +54,8 @@ _PG_init(void)
 	ttl_install_citus_hooks();
 
 	if (process_shared_preload_libraries_in_progress)
+	{
 		ttl_register_launcher();
+		ttl_install_guard_hooks();
+	}
 }

@@ -45,6 +45,7 @@
 
 #include "citus_meta.h"
 #include "compat.h"
+#include "guard.h"
 #include "mark.h"
 #include "purge.h"
 #include "registry.h"
@@ -143,7 +144,9 @@ lock_container_now(Oid relid)
  * walk as the table's owner) but counted only up to TTL_SCHEDULER_WALK_LIMIT
  * rows per purge index: the launcher ranks databases by it, and it is
  * computed at every visit.  A table locked by someone else is left out
- * rather than waited for, as the round skips it.  Before 1.1 the walks do
+ * rather than waited for, as the round skips it, and so is a container
+ * the restore guard holds (else its database would look urgent forever).
+ * Before 1.1 the walks do
  * not exist in that form (no ttl._backlog): the backlog is left unknown (0).
  */
 static void
@@ -172,6 +175,8 @@ compute_backlog(LeftBacklog *left)
 
 		if (!lock_container_now(lfirst_oid(lc)))
 			continue;			/* locked by DDL: the round skipped it too */
+		if (ttl_guard_held_now(lfirst_oid(lc)))
+			continue;			/* held by the restore guard (guard.c): not due */
 		if (!ttl_scheduler_backlog(lfirst_oid(lc), &due, &oldest) || due == 0)
 			continue;
 		left->due_rows += due;
