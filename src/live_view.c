@@ -57,13 +57,7 @@
  * simple protocol, 15/17/18): PostgreSQL's barrier subquery, no hooks,
  * ~1.2x-1.26x the table (a second planner pass); the planner stage alone
  * ~1.10x-1.12x (the rewriter's view expansion); both stages ~1.08x (1.02x
- * prepared).  Per read on 18 (backend instructions, single-user): the table
- * 100.3k, the view 119.6k, of which the parse stage ~3.8k (1k of it the
- * table's lock), the rewriter's walk of two entries ~1.7k, the planner
- * ~8.9k (the security qual's look-ups, costing, selectivity and the kept
- * view entry) and the executor ~3.8k (ttl.live's fmgr set-up and call).
- * Copies are shallow where nothing is shared with the relcache: they were
- * 3k of it.
+ * prepared).  Where a read's extra cost goes on 18: bench/RESULTS-pg18-row3.md.
  * Adding the filter after subquery_planner fixed the qual security levels
  * would lose the ordering guarantee.
  *
@@ -256,12 +250,9 @@ flatten_live_view(Query *query, int rti, RangeTblEntry *rte, Query *view,
 	}
 
 	/*
-	 * The view's table entry, copied shallowly (this runs on every read
-	 * through the view): of the pointers in a relation entry, alias and
-	 * eref are replaced by the query's own below, the security quals and
-	 * (15) the permission check's column sets are copied, so nothing
-	 * points into the relcache's view query, which an invalidation may
-	 * free while this query lives on (a cached plan).
+	 * The view's table entry, copied shallowly (on every read): alias and
+	 * eref are replaced below, security quals and (15) the permission
+	 * column sets copied: nothing may point into the relcache's view query.
 	 */
 	scan = makeNode(RangeTblEntry);
 	memcpy(scan, table, sizeof(RangeTblEntry));
@@ -382,11 +373,7 @@ flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
 		table_rti = 0;
 	if (table_rti > 0)
 	{
-		/*
-		 * The entry with the reader's check on the view: the query's own
-		 * entry, copied shallowly (the scan that replaces the entry takes
-		 * over its alias and eref, which neither changes).
-		 */
+		/* the reader's check on the view: the query's own entry, shallowly */
 		RangeTblEntry *perm = makeNode(RangeTblEntry);
 		RangeTblEntry *table = rt_fetch(table_rti, view->rtable);
 
