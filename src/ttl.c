@@ -18,7 +18,8 @@
  *                      db_states.c (the databases in shared memory)
  *   stats.c            ttl.purge_stats and the backlog
  *   ddl_*.c            containers follow ALTER TABLE
- *   citus.c            containers on Citus distributed tables
+ *   citus.c            containers on Citus distributed tables; citus_copy.c
+ *                      (the SQLSTATE of a shard's error in a COPY)
  *
  * Locking: none.
  */
@@ -28,6 +29,7 @@
 #include "miscadmin.h"
 
 #include "citus.h"
+#include "citus_copy.h"
 #include "live_view.h"
 #include "purge.h"
 #include "registry.h"
@@ -47,6 +49,7 @@ _PG_init(void)
 	ttl_install_live_view_hooks();
 	ttl_install_purge_hooks();
 	ttl_install_citus_hooks();
+	ttl_install_citus_copy_hook();
 
 	if (process_shared_preload_libraries_in_progress)
 		ttl_register_launcher();
