@@ -303,6 +303,25 @@ ttl_citus_local_placements(Oid container, bool due_only)
 }
 
 /*
+ * The registry's hash-distributed containers (registered where ttl.enable
+ * ran: the coordinator), in relid order; with due_only, those with a
+ * default and not paused.
+ */
+List *
+ttl_list_distributed_containers(bool due_only)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (!ttl_citus_loaded())
+		return NIL;
+	foreach(lc, ttl_list_containers(due_only))
+		if (ttl_citus_kind(lfirst_oid(lc)) == TTL_CITUS_HASH)
+			result = lappend_oid(result, lfirst_oid(lc));
+	return result;
+}
+
+/*
  * What this node purges: the registry's containers that are not Citus
  * tables (a distributed table's DELETE would go through Citus to every
  * node), then this node's active placements of distributed containers.
