@@ -129,7 +129,9 @@ is( $coord->safe_psql('postgres',
 	'6|6', 'INSERT, multi-row INSERT, COPY, upsert and UPDATE stamp _ts on the shards');
 for my $bad ("INSERT INTO s1 VALUES ('b1', '{\"ttl\": \"60\"}')",
 	"INSERT INTO s1 VALUES ('b2', '{}'), ('b3', '{}'), ('b4', '{}'), ('b5', '{\"ttl\": 0}')",
-	"UPDATE s1 SET doc = doc || '{\"ttl\": -2}' WHERE id = 'l2'")
+	"UPDATE s1 SET doc = doc || '{\"ttl\": -2}' WHERE id = 'l2'",
+	# through the coordinator: Citus copies the rows to the shards (as COPY)
+	"INSERT INTO s1 SELECT 'bs' || g, '{\"ttl\": 0}'::jsonb FROM generate_series(1, 3) g")
 {
 	($rc, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\n$bad");
 	like($err, qr/22023/, 'a bad ttl fails with 22023 through the coordinator: ' . substr($bad, 0, 40));
