@@ -153,8 +153,8 @@ ttl_copy_executor_run(TTL_EXECUTOR_RUN_PARAMS)
 {
 	MemoryContext caller = CurrentMemoryContext;
 
-	if (!ttl_citus_loaded() ||
-		(queryDesc->operation == CMD_SELECT && !queryDesc->plannedstmt->hasModifyingCTE))
+	if ((queryDesc->operation == CMD_SELECT && !queryDesc->plannedstmt->hasModifyingCTE) ||
+		!ttl_citus_loaded())
 	{
 		if (prev_executor_run)
 			prev_executor_run(TTL_EXECUTOR_RUN_ARGS);

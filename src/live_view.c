@@ -284,32 +284,6 @@ flatten_shard_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_r
 }
 
 /*
- * A view's stored query names its outputs as they were when it was
- * defined; ALTER VIEW ... RENAME COLUMN (ddl_follow.c, after a column of
- * the table was renamed) renames only the view's columns.  Citus deparses
- * the shipped subquery with the stored names and the query around it with
- * the view's: give the subquery the view's names, as PostgreSQL's own
- * planner sees them.
- */
-static void
-name_outputs_as_view_columns(RangeTblEntry *rte)
-{
-	ListCell   *lc;
-	int			i = 0;
-
-	foreach(lc, rte->subquery->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-
-		if (tle->resjunk)
-			continue;
-		if (i < list_length(rte->eref->colnames))
-			tle->resname = pstrdup(strVal(list_nth(rte->eref->colnames, i)));
-		i++;
-	}
-}
-
-/*
  * Planner stage: the rewriter has made the view a security-barrier
  * subquery.  The reader's permission check on the view is on the entry
  * ttl_view_perm_rte finds (15: the view query's OLD entry, where the
@@ -340,7 +314,7 @@ flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 	/* a Citus table: Citus ships the subquery to the shards (see above) */
 	if (ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
 	{
-		name_outputs_as_view_columns(rte);
+		ttl_name_shipped_outputs(rte);
 		return;
 	}
 	perm = ttl_view_perm_rte(query, rte, &selected);
