@@ -92,7 +92,7 @@ ALTER TABLE d5 RENAME COLUMN doc TO body;
 is( $coord->safe_psql('postgres', q{
 SELECT bool_and(r.success AND r.result = 'body'), count(*)
   FROM run_command_on_shards('d5',
-       $$SELECT pg_catalog.encode(pg_catalog.substring(tgargs FROM 1 FOR pg_catalog.position('\x00'::bytea IN tgargs) - 1), 'escape')
+       $$SELECT encode(substr(tgargs, 1, position('\x00'::bytea IN tgargs) - 1), 'escape')
            FROM pg_trigger WHERE tgrelid = '%s'::regclass AND tgname LIKE 'zzz_ttl_stamp%%'$$) r}),
 	't|4', 'the stamp trigger of every shard follows the renamed document column');
 ($rc, $out, $err) = $coord->psql('postgres', q{INSERT INTO d5 VALUES ('after', '{"k": "after"}')});
@@ -113,8 +113,9 @@ is($coord->safe_psql('postgres', "SELECT ttl.purge('d5')"), '12',
 	'the expired items are purged on the nodes after the rename');
 
 # -------------------------------- ttl.purge() without a container, roles ----
-# the nodes' own purge off meanwhile: what is purged here is ttl.purge's
-for my $w (@workers)
+# the nodes' own purge off meanwhile (the coordinator's too, which purges
+# its local container gl): what is purged here is ttl.purge's
+for my $w (@nodes)
 {
 	$w->safe_psql('postgres', 'ALTER SYSTEM SET ttl.enabled = off; SELECT pg_reload_conf()');
 }
@@ -197,7 +198,7 @@ $coord->safe_psql('postgres', "SELECT ttl.resume('g3')");
 is($coord->safe_psql('postgres', 'SELECT ttl.purge(NULL, 3)'), '3', 'max_rows bounds the total');
 
 # the nodes' own purge of a non-superuser's container (as its owner)
-for my $w (@workers)
+for my $w (@nodes)
 {
 	$w->safe_psql('postgres', 'ALTER SYSTEM RESET ttl.enabled; SELECT pg_reload_conf()');
 }
