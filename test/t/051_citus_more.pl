@@ -119,6 +119,8 @@ for my $w (@nodes)
 {
 	$w->safe_psql('postgres', 'ALTER SYSTEM SET ttl.enabled = off; SELECT pg_reload_conf()');
 }
+# (a round that started before the reload has ended after a naptime)
+wait_seconds($coord, 2);
 $coord->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
 CREATE ROLE bob LOGIN;
