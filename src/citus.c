@@ -26,7 +26,8 @@
  * (ttl_citus_local_placements), never the distributed table itself, whose
  * DELETE would go through the coordinator.  ttl.purge() of a distributed
  * container pushes ttl._purge_placements() to every node in parallel
- * (run_command_on_all_nodes: each node commits on its own).
+ * (run_command_on_all_nodes: each node commits on its own; with a bound on
+ * the rows, one node after the other).
  *
  * Citus refuses triggers on distributed tables unless
  * citus.enable_unsafe_triggers is on; ttl's trigger only rewrites the row it
@@ -140,34 +141,27 @@ ttl_citus_check_kind(Oid relid)
 				 errhint("Use a hash-distributed table: create_distributed_table().")));
 }
 
-/*
- * ttl.purge() of a distributed container on the coordinator: every node
- * purges its own placements (ttl._purge_placements), in parallel, each in
- * its own transaction; the total deleted.
- */
-int64
-ttl_citus_purge(Oid relid, int64 max_rows)
+/* The ttl._purge_placements() call for container, bounded by max_rows (< 0: none). */
+static char *
+purge_placements_command(Oid relid, int64 max_rows)
 {
-	char	   *command;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
+	return psprintf("SELECT ttl._purge_placements(%s::pg_catalog.regclass, %s)",
+					quote_literal_cstr(quote_qualified_identifier(
+																  get_namespace_name(get_rel_namespace(relid)),
+																  get_rel_name(relid))),
+					max_rows < 0 ? "NULL" : psprintf(INT64_FORMAT, max_rows));
+}
+
+/*
+ * The rows deleted by the nodes, from SPI's result of (success, result)
+ * rows of Citus's run functions; an error if a node failed.
+ */
+static int64
+nodes_total(Oid relid)
+{
 	int64		total = 0;
 	uint64		i;
-	int			nestlevel;
 
-	command = psprintf("SELECT ttl._purge_placements(%s::pg_catalog.regclass, %s)",
-					   quote_literal_cstr(quote_qualified_identifier(
-																	 get_namespace_name(get_rel_namespace(relid)),
-																	 get_rel_name(relid))),
-					   max_rows < 0 ? "NULL" : psprintf(INT64_FORMAT, max_rows));
-	values[0] = CStringGetTextDatum(command);
-	nestlevel = ttl_pin_search_path();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT r.success, r.result"
-							  "  FROM pg_catalog.run_command_on_all_nodes($1) r",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not run ttl._purge_placements on the nodes");
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
@@ -183,6 +177,69 @@ ttl_citus_purge(Oid relid, int64 max_rows)
 					 errdetail("The nodes that succeeded have committed their purge.")));
 		if (result != NULL && result[0] != '\0')
 			total += pg_strtoint64(result);
+	}
+	return total;
+}
+
+/*
+ * ttl.purge() of a distributed container on the coordinator: every node
+ * purges its own placements (ttl._purge_placements), each in its own
+ * transaction; the total deleted.  Unbounded, the nodes run in parallel
+ * (run_command_on_all_nodes).  With max_rows, one node after the other
+ * (master_run_on_worker, which run_command_on_all_nodes calls), each with
+ * what is left of max_rows, so that the total stays within it: the active
+ * primary nodes of Citus's metadata, which hold every placement.
+ */
+int64
+ttl_citus_purge(Oid relid, int64 max_rows)
+{
+	Oid			argtypes[3] = {TEXTOID, INT4OID, TEXTOID};
+	Datum		values[3];
+	int64		total = 0;
+	int			nestlevel;
+
+	nestlevel = ttl_pin_search_path();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (max_rows < 0)
+	{
+		values[0] = CStringGetTextDatum(purge_placements_command(relid, -1));
+		if (SPI_execute_with_args("SELECT r.success, r.result"
+								  "  FROM pg_catalog.run_command_on_all_nodes($1) r",
+								  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not run ttl._purge_placements on the nodes");
+		total = nodes_total(relid);
+	}
+	else
+	{
+		SPITupleTable *nodes;
+		uint64		n;
+		uint64		i;
+
+		if (SPI_execute("SELECT n.nodename::pg_catalog.text, n.nodeport"
+						"  FROM pg_catalog.pg_dist_node n"
+						" WHERE n.isactive"
+						"   AND n.noderole OPERATOR(pg_catalog.=) 'primary'"
+						"   AND n.nodecluster::pg_catalog.text OPERATOR(pg_catalog.=)"
+						"       pg_catalog.current_setting('citus.cluster_name')"
+						" ORDER BY n.nodename, n.nodeport", true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the Citus nodes");
+		nodes = SPI_tuptable;
+		n = SPI_processed;
+		for (i = 0; i < n && total < max_rows; i++)
+		{
+			bool		isnull;
+
+			values[0] = SPI_getbinval(nodes->vals[i], nodes->tupdesc, 1, &isnull);
+			values[1] = SPI_getbinval(nodes->vals[i], nodes->tupdesc, 2, &isnull);
+			values[2] = CStringGetTextDatum(purge_placements_command(relid, max_rows - total));
+			if (SPI_execute_with_args("SELECT r.success, r.result"
+									  "  FROM pg_catalog.master_run_on_worker("
+									  "         ARRAY[$1], ARRAY[$2], ARRAY[$3], false) r",
+									  3, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not run ttl._purge_placements on a node");
+			total += nodes_total(relid);
+		}
 	}
 	SPI_finish();
 	AtEOXact_GUC(true, nestlevel);

@@ -172,25 +172,66 @@ ttl_trigger_policy(Oid relid, TtlContainer *out)
 }
 
 /*
- * For messages: the name of the distributed table whose shard rel is
- * (<table>_<shardid>, with the policy trigger), or NULL.
+ * The distributed table shard shardid belongs to, from pg_dist_shard (an
+ * index scan; no SQL runs), or InvalidOid.
+ */
+static Oid
+shard_logical_table(int64 shardid)
+{
+	Oid			catalog;
+	Oid			index;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			logical = InvalidOid;
+
+	catalog = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
+	index = get_relname_relid("pg_dist_shard_shardid_index", PG_CATALOG_NAMESPACE);
+	if (!OidIsValid(catalog) || !OidIsValid(index))
+		return InvalidOid;
+	rel = table_open(catalog, AccessShareLock);
+	/* a heap attribute number: systable_beginscan maps it to the index's */
+	ScanKeyInit(&key, attnum_by_name(RelationGetDescr(rel), "shardid"),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shardid));
+	scan = systable_beginscan(rel, index, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+
+		logical = DatumGetObjectId(heap_getattr(tup, attnum_by_name(desc, "logicalrelid"),
+												desc, &isnull));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return logical;
+}
+
+/*
+ * For messages: the name of the distributed table whose shard rel is, or
+ * NULL.  Citus names a shard <table>_<shardid>, and when that is too long
+ * for NAMEDATALEN, <table cut>_<hash of table>_<shardid>: the shard id at
+ * the end leads to the table through pg_dist_shard either way.
  */
 char *
 ttl_citus_shard_table_name(Relation rel)
 {
 	const char *name = RelationGetRelationName(rel);
 	const char *us = strrchr(name, '_');
-	char	   *logical;
+	Oid			logical;
 	TtlContainer policy;
 
 	if (!ttl_citus_loaded() || us == NULL || us[1] == '\0' ||
-		strspn(us + 1, "0123456789") != strlen(us + 1) ||
+		strspn(us + 1, "0123456789") != strlen(us + 1) || strlen(us + 1) > 18 ||
 		!ttl_trigger_policy(RelationGetRelid(rel), &policy))
 		return NULL;
-	logical = pnstrdup(name, us - name);
-	if (ttl_citus_kind(get_relname_relid(logical, RelationGetNamespace(rel))) == TTL_CITUS_NONE)
+	logical = shard_logical_table(pg_strtoint64(us + 1));
+	if (!OidIsValid(logical) || logical == RelationGetRelid(rel) ||
+		get_rel_namespace(logical) != RelationGetNamespace(rel))
 		return NULL;
-	return logical;
+	return get_rel_name(logical);
 }
 
 /* ttl_trigger_policy, only where Citus is loaded (else false at once) */
@@ -224,7 +265,10 @@ ttl_citus_local_placements(Oid container, bool due_only)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(
-							  "SELECT s.logicalrelid::pg_catalog.oid, s.shardid"
+							  "SELECT s.logicalrelid::pg_catalog.oid,"
+							  "       (SELECT n[pg_catalog.array_upper(n, 1)]"
+							  "          FROM pg_catalog.parse_ident(pg_catalog.shard_name("
+							  "                 s.logicalrelid, s.shardid)) n)"
 							  "  FROM pg_catalog.pg_dist_shard s"
 							  "  JOIN pg_catalog.pg_dist_placement p"
 							  "    ON p.shardid OPERATOR(pg_catalog.=) s.shardid"
@@ -241,19 +285,19 @@ ttl_citus_local_placements(Oid container, bool due_only)
 		bool		isnull;
 		Oid			logical = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 															 SPI_tuptable->tupdesc, 1, &isnull));
-		int64		shardid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-														  SPI_tuptable->tupdesc, 2, &isnull));
-		char	   *relname = get_rel_name(logical);
-		char		shardname[NAMEDATALEN * 2];
+		char	   *shardname = SPI_getvalue(SPI_tuptable->vals[i],
+												 SPI_tuptable->tupdesc, 2);
 		Oid			shard;
 		TtlContainer policy;
 
-		if (relname == NULL)
+		if (get_rel_name(logical) == NULL || shardname == NULL)
 			continue;
-		/* Citus names a shard <table>_<shardid> (longer names are hashed: not handled) */
-		snprintf(shardname, sizeof(shardname), "%s_" INT64_FORMAT, relname, shardid);
-		if (strlen(shardname) >= NAMEDATALEN)
-			continue;
+
+		/*
+		 * shardname: the shard's name as Citus derives it (shard_name(),
+		 * AppendShardIdToName: <table>_<shardid>, and a cut name with a hash
+		 * when that is too long), in the table's schema.
+		 */
 		shard = get_relname_relid(shardname, get_rel_namespace(logical));
 		if (!OidIsValid(shard) || !ttl_trigger_policy(shard, &policy))
 			continue;
@@ -267,6 +311,25 @@ ttl_citus_local_placements(Oid container, bool due_only)
 		}
 	}
 	SPI_finish();
+	return result;
+}
+
+/*
+ * The registry's hash-distributed containers (registered where ttl.enable
+ * ran: the coordinator), in relid order; with due_only, those with a
+ * default and not paused.
+ */
+List *
+ttl_list_distributed_containers(bool due_only)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (!ttl_citus_loaded())
+		return NIL;
+	foreach(lc, ttl_list_containers(due_only))
+		if (ttl_citus_kind(lfirst_oid(lc)) == TTL_CITUS_HASH)
+			result = lappend_oid(result, lfirst_oid(lc));
 	return result;
 }
 

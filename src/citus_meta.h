@@ -22,6 +22,7 @@ extern bool ttl_trigger_policy(Oid relid, TtlContainer *out);
 extern bool ttl_trigger_policy_if_citus(Oid relid, TtlContainer *out);
 extern char *ttl_citus_shard_table_name(Relation rel);
 extern List *ttl_citus_local_placements(Oid container, bool due_only);
+extern List *ttl_list_distributed_containers(bool due_only);
 extern List *ttl_list_purge_targets(bool due_only);
 
 #endif							/* TTL_CITUS_META_H */

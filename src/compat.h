@@ -271,6 +271,22 @@ ttl_replace_vars_from_tlist(Node *node, int target_varno, int sublevels_up,
 }
 
 /*
+ * ---- 18: ExecutorRun (and its hook) lost the execute_once argument.
+ * TTL_EXECUTOR_RUN_PARAMS declares a hook's parameters, queryDesc,
+ * direction, count (and execute_once before 18); TTL_EXECUTOR_RUN_ARGS
+ * passes them on.
+ */
+#if PG_VERSION_NUM >= 180000
+#define TTL_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define TTL_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#else
+#define TTL_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define TTL_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
+/*
  * ---- 18: index_beginscan and index_beginscan_bitmap take an
  * IndexScanInstrumentation (NULL: none).
  */

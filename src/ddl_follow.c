@@ -2,7 +2,8 @@
  * ddl_follow.c
  *		The follow-up of ddl_command_end (ddl_events.c): bring a container's
  *		objects in line with its table after ALTER TABLE (document column
- *		rename, columns, row security, owner, table rename, schema), and
+ *		rename, also on a distributed container's shards, columns, row
+ *		security, owner, table rename, schema), and
  *		ttl._follow_table(), the same follow-up for one container (the
  *		upgrade script calls it).
  *
@@ -46,6 +47,8 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
+#include "citus.h"
+#include "citus_meta.h"
 #include "ddl.h"
 #include "registry.h"
 #include "run_as.h"
@@ -75,6 +78,20 @@ follow_document_rename(Oid relid, const char *newname)
 	ttl_registry_execute("UPDATE ttl.registry SET doc_column = $2"
 						 " WHERE relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, NULL, NULL);
+
+	/*
+	 * A distributed container's trigger carries the policy too (citus.c):
+	 * replace it, which Citus does on every shard and every node's shell in
+	 * this distributed transaction.  The shards' columns are renamed after
+	 * this (Citus runs the ALTER TABLE on them after the coordinator's), a
+	 * trigger's arguments are not checked against the columns.
+	 */
+	if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
+	{
+		CommandCounterIncrement();
+		ttl_citus_sync_policy(relid);
+		return;
+	}
 
 	/*
 	 * The trigger's argument names the column: rewrite it in place (also in

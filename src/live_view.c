@@ -322,7 +322,10 @@ flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 		return;
 	/* a Citus table: Citus ships the subquery to the shards (see above) */
 	if (ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
+	{
+		ttl_name_shipped_outputs(rte);
 		return;
+	}
 	perm = ttl_view_perm_rte(query, rte, &selected);
 	if (perm == NULL || get_parse_rowmark(query, rti) != NULL ||
 		uses_whole_row(selected))

@@ -17,5 +17,6 @@ extern Alias *ttl_live_table_eref(RangeTblEntry *view_rte, RangeTblEntry *table,
 
 /* live_view_shard.c */
 extern bool ttl_is_shipped_shard_read(Query *query, int rti, Query *view, int table_rti);
+extern void ttl_name_shipped_outputs(RangeTblEntry *rte);
 
 #endif							/* TTL_LIVE_VIEW_PARTS_H */

@@ -12,7 +12,9 @@
  *		live view's shape (checked by the caller) over a table that is not
  *		itself a Citus table (a shard), filtered for a Citus table, whose
  *		whole row the query does not use.  Treating a user's own subquery of
- *		that shape as a barrier changes no result.
+ *		that shape as a barrier changes no result.  On the coordinator, the
+ *		subquery Citus will ship gets the view's column names
+ *		(ttl_name_shipped_outputs).
  *
  * Locking: none; Citus metadata is read through citus_meta.c.
  */
@@ -77,4 +79,30 @@ ttl_is_shipped_shard_read(Query *query, int rti, Query *view, int table_rti)
 	ctx.rti = rti;
 	ctx.levelsup = 0;
 	return !query_tree_walker(query, whole_row_walker, &ctx, QTW_IGNORE_RANGE_TABLE);
+}
+
+/*
+ * A view's stored query names its outputs as they were when it was
+ * defined; ALTER VIEW ... RENAME COLUMN (ddl_follow.c, after a column of
+ * the table was renamed) renames only the view's columns.  Citus deparses
+ * the shipped subquery with the stored names and the query around it with
+ * the view's: give the subquery the view's names, as PostgreSQL's own
+ * planner sees them.
+ */
+void
+ttl_name_shipped_outputs(RangeTblEntry *rte)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, rte->subquery->targetList)
+	{
+		TargetEntry *tle = lfirst(lc);
+
+		if (tle->resjunk)
+			continue;
+		if (i < list_length(rte->eref->colnames))
+			tle->resname = pstrdup(strVal(list_nth(rte->eref->colnames, i)));
+		i++;
+	}
 }

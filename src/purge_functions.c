@@ -33,6 +33,7 @@
 
 #include "citus.h"
 #include "citus_meta.h"
+#include "compat.h"
 #include "mark.h"
 #include "purge.h"
 #include "purge_internal.h"
@@ -119,6 +120,23 @@ ttl_purge(PG_FUNCTION_ARGS)
 					(errmsg("container \"%s\" skipped: locked by another purge, a policy change or DDL",
 							get_rel_name(relid))));
 	}
+
+	/*
+	 * Without a container, also the caller's due distributed containers
+	 * registered here (on the coordinator): each node purges its shards, as
+	 * ttl.purge(container) does.  The local list above held only this
+	 * node's own placements.
+	 */
+	if (PG_ARGISNULL(0))
+		foreach(lc, ttl_list_distributed_containers(true))
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			if (max_rows >= 0 && total >= max_rows)
+				break;
+			if (ttl_class_ownercheck(relid, GetUserId()))
+				total += ttl_citus_purge(relid, max_rows < 0 ? -1 : max_rows - total);
+		}
 	PG_RETURN_INT64(total);
 }
 

@@ -20,7 +20,8 @@
  *   stats.c            ttl.purge_stats and the backlog
  *   guard.c            the restore guard (guard_estimate.c: its estimate)
  *   ddl_*.c            containers follow ALTER TABLE
- *   citus.c            containers on Citus distributed tables
+ *   citus.c            containers on Citus distributed tables; citus_copy.c
+ *                      (the SQLSTATE of a shard's error in a COPY)
  *
  * Locking: none.
  */
@@ -30,6 +31,7 @@
 #include "miscadmin.h"
 
 #include "citus.h"
+#include "citus_copy.h"
 #include "guard.h"
 #include "live_view.h"
 #include "purge.h"
@@ -52,6 +54,7 @@ _PG_init(void)
 	ttl_install_live_view_hooks();
 	ttl_install_purge_hooks();
 	ttl_install_citus_hooks();
+	ttl_install_citus_copy_hook();
 
 	if (process_shared_preload_libraries_in_progress)
 	{

@@ -27,26 +27,9 @@ if (!defined $pkglib || !-f "$pkglib/citus.so")
 	  . ' (no citus.so in ' . ($pkglib // '?') . ')';
 }
 
-my $conf = q{
-listen_addresses = '127.0.0.1'
-wal_level = logical
-max_replication_slots = 10
-max_wal_senders = 10
-max_worker_processes = 24
-citus.shard_count = 4
-citus.shard_replication_factor = 1
-citus.propagate_set_commands = 'local'
-};
-my $coord = ttl_node('coord', $conf, 'citus,ttl');
-my $w1 = ttl_node('w1', $conf, 'citus,ttl');
-my $w2 = ttl_node('w2', $conf, 'citus,ttl');
+my ($coord, $w1, $w2) = ttl_citus_nodes();
 my @workers = ($w1, $w2);
 my @nodes = ($coord, @workers);
-
-$_->safe_psql('postgres', 'CREATE EXTENSION citus; CREATE EXTENSION ttl;') for @nodes;
-$coord->safe_psql('postgres',
-	"SELECT citus_set_coordinator_host('127.0.0.1', " . $coord->port . ");"
-	  . join('', map { "SELECT citus_add_node('127.0.0.1', " . $_->port . ");" } @workers));
 is($coord->safe_psql('postgres', 'SELECT count(*) FROM pg_dist_node'), '3',
 	'a coordinator and two worker nodes');
 
@@ -146,17 +129,31 @@ is( $coord->safe_psql('postgres',
 	'6|6', 'INSERT, multi-row INSERT, COPY, upsert and UPDATE stamp _ts on the shards');
 for my $bad ("INSERT INTO s1 VALUES ('b1', '{\"ttl\": \"60\"}')",
 	"INSERT INTO s1 VALUES ('b2', '{}'), ('b3', '{}'), ('b4', '{}'), ('b5', '{\"ttl\": 0}')",
-	"UPDATE s1 SET doc = doc || '{\"ttl\": -2}' WHERE id = 'l2'")
+	"UPDATE s1 SET doc = doc || '{\"ttl\": -2}' WHERE id = 'l2'",
+	# through the coordinator: Citus copies the rows to the shards (as COPY)
+	"INSERT INTO s1 SELECT 'bs' || g, '{\"ttl\": 0}'::jsonb FROM generate_series(1, 3) g")
 {
 	($rc, $out, $err) = $coord->psql('postgres', "\\set VERBOSITY verbose\n$bad");
 	like($err, qr/22023/, 'a bad ttl fails with 22023 through the coordinator: ' . substr($bad, 0, 40));
 }
 # COPY: Citus re-raises a shard's COPY error with its message but without
-# its SQLSTATE (ReportCopyError; XX000 for any remote COPY error)
+# its SQLSTATE (ReportCopyError: XX000); ttl restores it (citus_copy.c)
 ($rc, $out, $err) = $coord->psql('postgres',
-	"COPY s1 FROM STDIN;\nb6\t{}\nb7\t{\"ttl\": 1.5}\n\\.\n");
-like($err, qr/ERROR:  invalid ttl in container "public\.s1": 1\.5/,
-	'a bad ttl fails a COPY through the coordinator, naming the distributed table');
+	"\\set VERBOSITY verbose\nCOPY s1 FROM STDIN;\nb6\t{}\nb7\t{\"ttl\": 1.5}\n\\.\n");
+like($err, qr/ERROR:  22023: invalid ttl in container "public\.s1": 1\.5/,
+	'a bad ttl fails a COPY through the coordinator with 22023, naming the distributed table');
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nCOPY s1 FROM STDIN;\nb8\t[1]\n\\.\n");
+like($err, qr/ERROR:  22023: document of container "public\.s1" is not a JSON object/,
+	'a document that is no object fails a COPY with 22023');
+($rc, $out, $err) = $coord->psql('postgres', q{
+DO $$BEGIN
+  COPY s1 FROM PROGRAM 'printf "b9\\t{\\"ttl\\": 0}\\n"';
+EXCEPTION WHEN invalid_parameter_value THEN RAISE NOTICE 'caught %', SQLSTATE;
+END$$;
+SELECT 'ok'});
+like($err, qr/NOTICE:  caught 22023/,
+	'an EXCEPTION block catches the COPY error as invalid_parameter_value') or diag $err;
 is( $coord->safe_psql('postgres',
 		"SELECT count(*), count(*) FILTER (WHERE doc ? 'ttl' AND id <> 'l3') FROM s1"),
 	'6|0', 'nothing of the failed statements was written on any node');
