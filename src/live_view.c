@@ -99,96 +99,6 @@ static planner_hook_type prev_planner_hook = NULL;
 static post_parse_analyze_hook_type prev_post_parse_analyze_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
-/* OID of ttl.live(jsonb, regclass) as last seen; re-checked on mismatch. */
-static Oid	live_func_oid = InvalidOid;
-
-static bool
-is_live_function(Oid funcid)
-{
-	char	   *name;
-	Oid			nspid;
-
-	if (funcid == live_func_oid)
-		return true;
-	name = get_func_name(funcid);
-	if (name == NULL || strcmp(name, "live") != 0)
-		return false;
-	nspid = get_func_namespace(funcid);
-	if (nspid != get_namespace_oid("ttl", true))
-		return false;
-	live_func_oid = funcid;
-	return true;
-}
-
-
-/*
- * Is this the query of a live view as ttl.enable writes it?  Returns the
- * range table index of the table inside it, or 0.
- */
-static int
-live_view_table_index(Query *view)
-{
-	RangeTblRef *ref;
-	RangeTblEntry *table;
-	FuncExpr   *qual;
-	ListCell   *lc;
-	AttrNumber	attno = 0;
-	AttrNumber	tableattno = 0;
-
-	if (view->commandType != CMD_SELECT || view->utilityStmt != NULL ||
-		view->hasAggs || view->hasWindowFuncs || view->hasTargetSRFs ||
-		view->hasSubLinks || view->hasDistinctOn || view->hasRecursive ||
-		view->hasModifyingCTE || view->hasForUpdate ||
-		view->cteList != NIL || view->groupClause != NIL ||
-		view->groupingSets != NIL || view->havingQual != NULL ||
-		view->windowClause != NIL || view->distinctClause != NIL ||
-		view->sortClause != NIL || view->limitOffset != NULL ||
-		view->limitCount != NULL || view->rowMarks != NIL ||
-		view->setOperations != NULL || view->withCheckOptions != NIL)
-		return 0;
-
-	if (view->jointree == NULL || list_length(view->jointree->fromlist) != 1)
-		return 0;
-	ref = linitial(view->jointree->fromlist);
-	if (!IsA(ref, RangeTblRef))
-		return 0;
-	table = rt_fetch(ref->rtindex, view->rtable);
-	if (table->rtekind != RTE_RELATION || table->tablesample != NULL ||
-		(table->relkind != RELKIND_RELATION &&
-		 table->relkind != RELKIND_PARTITIONED_TABLE))
-		return 0;
-
-	/* WHERE ttl.live(<column of the table>, <constant>) and nothing else */
-	qual = (FuncExpr *) view->jointree->quals;
-	if (qual == NULL || !IsA(qual, FuncExpr) || list_length(qual->args) != 2 ||
-		!IsA(linitial(qual->args), Var) || !IsA(lsecond(qual->args), Const) ||
-		((Var *) linitial(qual->args))->varno != ref->rtindex ||
-		((Var *) linitial(qual->args))->varlevelsup != 0 ||
-		!is_live_function(qual->funcid))
-		return 0;
-
-	/*
-	 * The view's column i is the table's i-th column that is not dropped
-	 * (attribute i when none is: the usual case, checked without a look-up).
-	 */
-	foreach(lc, view->targetList)
-	{
-		TargetEntry *tle = lfirst(lc);
-		Var		   *var = (Var *) tle->expr;
-
-		attno++;
-		if (tle->resjunk || tle->resno != attno || !IsA(var, Var) ||
-			var->varno != ref->rtindex || var->varlevelsup != 0 ||
-			var->varattno < attno)
-			return 0;
-		if (var->varattno != tableattno + 1 &&
-			!ttl_only_dropped_between(table->relid, tableattno, var->varattno))
-			return 0;
-		tableattno = var->varattno;
-	}
-	return ref->rtindex;
-}
-
 /*
  * Does the query use the view's whole row (v, to_jsonb(v), v.*)?  The
  * parser marks such a use in the view's selected columns for the privilege
@@ -285,7 +195,7 @@ static void
 flatten_shard_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 {
 	Query	   *view = rte->subquery;
-	int			table_rti = live_view_table_index(view);
+	int			table_rti = ttl_live_view_table_index(view);
 
 	if (table_rti == 0 || !ttl_is_shipped_shard_read(query, rti, view, table_rti))
 		return;
@@ -317,7 +227,7 @@ flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 		flatten_shard_subquery(query, rti, rte, extra_rtes);
 		return;
 	}
-	table_rti = live_view_table_index(view);
+	table_rti = ttl_live_view_table_index(view);
 	if (table_rti == 0 || table_rti == ttl_view_old_varno)
 		return;
 	/* a Citus table: Citus ships the subquery to the shards (see above) */
@@ -368,7 +278,7 @@ flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
 		list_length(rules->rules[0]->actions) == 1)
 	{
 		view = linitial(rules->rules[0]->actions);
-		table_rti = live_view_table_index(view);
+		table_rti = ttl_live_view_table_index(view);
 	}
 	/* a Citus table: the rewriter's barrier subquery, which Citus ships */
 	if (table_rti > 0 &&

@@ -1,14 +1,18 @@
 /*
  * live_view_parts.h
  *		The helpers of live_view.c's flattening that live in files of their
- *		own: the column mapping over dropped columns (live_view_columns.c)
- *		and the recognition of Citus shard reads (live_view_shard.c).
+ *		own: the recognition of a live view's query (live_view_shape.c),
+ *		the column mapping over dropped columns (live_view_columns.c) and
+ *		the recognition of Citus shard reads (live_view_shard.c).
  *		Private to the live view module; neither file calls live_view.c.
  */
 #ifndef TTL_LIVE_VIEW_PARTS_H
 #define TTL_LIVE_VIEW_PARTS_H
 
 #include "nodes/parsenodes.h"
+
+/* live_view_shape.c */
+extern int	ttl_live_view_table_index(Query *view);
 
 /* live_view_columns.c */
 extern bool ttl_only_dropped_between(Oid relid, AttrNumber from, AttrNumber to);
