@@ -39,7 +39,7 @@
 #include "deadline.h"
 #include "document.h"
 #include "expiry.h"
-#include "preview.h"
+#include "preview_leaves.h"
 #include "purge_key.h"
 #include "settings.h"
 

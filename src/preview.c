@@ -32,7 +32,7 @@
 #include "document.h"
 #include "expiry.h"
 #include "index_count.h"
-#include "preview.h"
+#include "preview_leaves.h"
 #include "purge_key.h"
 
 /* The windows of ttl.preview's expiring_1h .. expiring_30d, in seconds. */

@@ -48,7 +48,7 @@
 #include "utils/timestamp.h"
 
 #include "citus_meta.h"
-#include "preview.h"
+#include "preview_leaves.h"
 #include "purge_key.h"
 #include "registry.h"
 #include "settings.h"

@@ -1,13 +1,13 @@
 /*
- * preview.h
+ * preview_leaves.h
  *		ttl.preview() (preview.c) and ttl.expiring() (expiring.c): what a
  *		container's items look like under its present default and a
  *		proposed one, and which items expire within a window, answered from
  *		the purge btree (index_count.c) where the fast path applies, else by
  *		an exact scan.  What both share is in preview_leaves.c.
  */
-#ifndef TTL_PREVIEW_H
-#define TTL_PREVIEW_H
+#ifndef TTL_PREVIEW_LEAVES_H
+#define TTL_PREVIEW_LEAVES_H
 
 #include "fmgr.h"
 #include "datatype/timestamp.h"
@@ -33,4 +33,4 @@ extern TtlPreviewLeaf *ttl_preview_open_leaves(Oid relid, const TtlContainer *c,
 											   int *nleaves);
 extern void ttl_preview_close_leaves(TtlPreviewLeaf *leaves, int nleaves);
 
-#endif							/* TTL_PREVIEW_H */
+#endif							/* TTL_PREVIEW_LEAVES_H */
