@@ -31,7 +31,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
-#include "guard.h"
+#include "guard_events.h"
 #include "settings.h"
 
 int			ttl_clock_jump_threshold = 3600;
