@@ -1,7 +1,9 @@
 /*
  * purge_internal.h
  *		What the files of the purge family share: purge_batch.c (one batch),
- *		purge_direct.c (the direct path), purge_leaves.c (what it walks),
+ *		purge_statement.c (its statement path), purge_direct.c (the direct
+ *		path), purge_walk.c (its TID-bitmap walk), purge_rows.c (the row
+ *		re-check and delete of both), purge_leaves.c (what it walks),
  *		purge_round.c (a round) and purge_functions.c (the SQL entry
  *		points).  Nothing outside purge_*.c includes it.
  */
@@ -9,9 +11,11 @@
 #define TTL_PURGE_INTERNAL_H
 
 #include "access/attnum.h"
+#include "executor/tuptable.h"
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
 #include "utils/palloc.h"
+#include "utils/snapshot.h"
 
 /* purge_direct.c: purge without a lock pass, where it applies */
 typedef struct TtlDirectBatch
@@ -30,7 +34,6 @@ extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
 									int64 limit, TtlWalk **walk, MemoryContext walk_parent,
 									int32 default_ttl, const char *deadline,
 									int64 now_seconds, TtlDirectBatch *out);
-extern void ttl_free_walk(TtlWalk *walk);
 
 /* purge_leaves.c: the leaves the direct path walks */
 /* One leaf with the purge indexes needed (inherited, own), ready to walk. */
@@ -52,6 +55,31 @@ extern const char *ttl_open_leaves(Oid relid, const char *doc_column, const bool
 								   const char *deadline,
 								   DirectLeaf **leaves_out, int *nleaves_out);
 extern void ttl_close_leaves(DirectLeaf *leaves, int nleaves);
+
+/* purge_rows.c: the row re-check and delete both walks of the direct path share */
+/* What all the deletes of one direct batch share. */
+typedef struct DirectRun
+{
+	Snapshot	snapshot;
+	CommandId	cid;
+	MemoryContext row_cxt;
+	int32		default_ttl;
+	const char *deadline;		/* rule 9: the deadline property, or NULL */
+	int64		now_seconds;
+	TtlDirectBatch *out;
+} DirectRun;
+
+extern bool ttl_direct_row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
+								  int64 *ts, int64 *expiry, int64 *deadline);
+extern bool ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run);
+
+/* purge_walk.c: the walk of the direct path (one TID bitmap per leaf) */
+extern TtlWalk *ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
+							 const int64 *cutoff, MemoryContext parent);
+extern bool ttl_walk_wants(const TtlWalk *walk, const bool *want);
+extern bool ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
+						  DirectRun *run);
+extern void ttl_free_walk(TtlWalk *walk);
 
 /* purge_batch.c: one batch of one container */
 typedef enum PurgeKind
@@ -81,11 +109,16 @@ typedef struct PurgeCursor
 
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 							bool honour_pause, bool use_walk);
+extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
+extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
+
+/* purge_statement.c: the statement path of a batch */
 extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind kind,
 								 bool partitioned, bool keyed, const char *deadline);
 extern void ttl_set_purge_plan_options(void);
-extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
-extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
+extern void ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
+								int64 limit, int64 cutoff, int32 default_ttl,
+								const char *deadline, TtlDirectBatch *out);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

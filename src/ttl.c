@@ -13,12 +13,14 @@
  *   stamp.c            where a row is stamped (the trigger)
  *   live_view.c        where it is hidden (<table>_live); live_filter.c
  *   mark.c             purge deletes marked in the change stream
- *   purge_*.c          where it is purged: purge_batch.c, purge_direct.c,
+ *   purge_*.c          where it is purged: purge_batch.c, purge_statement.c,
+ *                      purge_direct.c, purge_walk.c, purge_rows.c,
  *                      purge_leaves.c, purge_round.c, purge_functions.c
  *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
  *                      db_states.c (the databases in shared memory)
  *   stats.c            ttl.purge_stats and the backlog
- *   guard.c            the restore guard (guard_estimate.c: its estimate)
+ *   guard.c            the restore guard (guard_events.c: its events,
+ *                      guard_estimate.c: its estimate)
  *   ddl_*.c            containers follow ALTER TABLE
  *   citus.c            containers on Citus distributed tables; citus_copy.c
  *                      (the SQLSTATE of a shard's error in a COPY)
