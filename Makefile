@@ -18,3 +18,7 @@ PG_CPPFLAGS = -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies: rebuild every object when a header
+# changes (document_read.h, for one, is compiled into its callers).
+$(OBJS) $(OBJS:.o=.bc): $(wildcard src/*.h)

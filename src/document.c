@@ -32,6 +32,7 @@
 
 #include "citus_meta.h"
 #include "document.h"
+#include "document_read.h"
 
 /*
  * Numeric storage, as laid out by utils/adt/numeric.c.  Reading it directly
@@ -193,108 +194,11 @@ ttl_jsonb_value_text(const JsonbValue *v)
 	return text;
 }
 
-/*
- * Read the root "_ts" and "ttl" in one short pass.  jsonb sorts keys by
- * length, then bytes, so the 3-byte keys come right after the few 1- and
- * 2-byte ones: walking the key entries from the start (summing lengths, no
- * binary search, no repeated offset look-ups) reaches both at once, and one
- * walk on over the value entries finds both values.  This is the per-row
- * work of the view's filter and of the purge index.
- *
- * root is the JsonbContainer of a root, at any address: every field is read
- * with memcpy, so a short-header document stored inline is read where it
- * lies, without the aligned copy pg_detoast_datum would make.
- */
+/* The exported form of ttl_read_root (document_read.h). */
 void
 ttl_root_ts_and_ttl(const char *root, bool *has_ts, int64 *ts, TtlItemState *item, int32 *ttl)
 {
-	uint32		header;
-	int			count;
-	const char *children = root + sizeof(uint32);
-	const char *base;
-	uint32		off = 0;
-	int			i;
-	int			found = 0;
-	int			key_index[2];	/* the entries of "_ts" and "ttl" */
-	bool		is_ts[2];
-	uint32		value_off[2];
-
-	*has_ts = false;
-	*item = TTL_ITEM_ABSENT;
-	memcpy(&header, root, sizeof(uint32));
-	if ((header & JB_FOBJECT) == 0 || (header & JB_FSCALAR) != 0)
-		return;
-	count = header & JB_CMASK;
-	base = children + 2 * count * sizeof(JEntry);
-
-	/* the keys: where "_ts" and "ttl" are */
-	for (i = 0; i < count && found < 2; i++)
-	{
-		JEntry		je;
-		uint32		end;
-		const char *key = base + off;
-
-		memcpy(&je, children + i * sizeof(JEntry), sizeof(JEntry));
-		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
-		if (end - off > 3)
-			break;				/* past the 3-byte keys */
-		off = end;
-		if (end - (key - base) != 3)
-			continue;
-		if (memcmp(key, "_ts", 3) == 0 || memcmp(key, "ttl", 3) == 0)
-		{
-			key_index[found] = i;
-			is_ts[found] = key[0] == '_';
-			found++;
-		}
-	}
-	if (found == 0)
-		return;
-
-	/* on to their values: entry count + key_index, summing lengths */
-	{
-		int			last = count + key_index[found - 1];
-		int			k = 0;
-
-		for (; i <= last; i++)
-		{
-			JEntry		je;
-			uint32		end;
-
-			memcpy(&je, children + i * sizeof(JEntry), sizeof(JEntry));
-			end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
-			if (k < found && i == count + key_index[k])
-				value_off[k++] = off;
-			off = end;
-		}
-	}
-
-	for (i = 0; i < found; i++)
-	{
-		JEntry		je;
-		int64		n;
-
-		memcpy(&je, children + (count + key_index[i]) * sizeof(JEntry), sizeof(JEntry));
-		if (!JBE_ISNUMERIC(je) ||
-			!ttl_numeric_bytes_to_int64(base + INTALIGN(value_off[i]), &n))
-		{
-			if (!is_ts[i])
-				*item = TTL_ITEM_INVALID;
-			continue;
-		}
-		if (is_ts[i])
-		{
-			*has_ts = true;
-			*ts = n;
-		}
-		else if (ttl_is_valid_ttl(n))
-		{
-			*item = TTL_ITEM_VALID;
-			*ttl = (int32) n;
-		}
-		else
-			*item = TTL_ITEM_INVALID;
-	}
+	ttl_read_root(root, has_ts, ts, item, ttl);
 }
 
 void
@@ -303,20 +207,11 @@ ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts, TtlItemState *item, int3
 	ttl_root_ts_and_ttl((const char *) &doc->root, has_ts, ts, item, ttl);
 }
 
-/*
- * The root container of a jsonb datum: where it lies when the datum is
- * stored inline uncompressed (also with a short header), else detoasted.
- */
+/* The exported form of ttl_jsonb_root_of (document_read.h). */
 const char *
 ttl_datum_jsonb_root(Datum datum)
 {
-	struct varlena *v = (struct varlena *) DatumGetPointer(datum);
-
-	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-		return (const char *) &DatumGetJsonbP(datum)->root;
-	if (VARATT_IS_SHORT(v))
-		return VARDATA_SHORT(v);
-	return VARDATA(v);
+	return ttl_jsonb_root_of(datum);
 }
 
 /* ttl.doc_ts(doc): the integer _ts, or NULL.  Indexable, never raises. */

@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "document.h"
+#include "document_read.h"
 #include "expiry.h"
 #include "settings.h"
 
@@ -42,21 +43,9 @@ bool
 ttl_root_expiry_second(const char *root, bool default_is_null, int32 default_ttl,
 					   int64 *expiry)
 {
-	bool		has_ts;
-	int64		ts;
-	TtlItemState item;
-	int32		item_ttl = 0;
-	int32		effective;
-
 	if (default_is_null)
 		return false;
-	ttl_root_ts_and_ttl(root, &has_ts, &ts, &item, &item_ttl);
-	if (!has_ts)
-		return false;
-	effective = (item == TTL_ITEM_VALID) ? item_ttl : default_ttl;
-	if (effective <= 0)
-		return false;
-	return !pg_add_s64_overflow(ts, effective, expiry);
+	return ttl_read_expiry_second(root, default_ttl, expiry);
 }
 
 /*

@@ -17,6 +17,7 @@
 
 #include "deadline.h"
 #include "document.h"
+#include "document_read.h"
 #include "citus_meta.h"
 #include "expiry.h"
 #include "registry.h"
@@ -74,7 +75,7 @@ ttl_live(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(state->now_seconds < expiry);
 	}
 	/* an inline document is read where it lies, without a copy */
-	if (!ttl_root_expiry_second(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), false,
+	if (!ttl_read_expiry_second(ttl_jsonb_root_of(PG_GETARG_DATUM(0)),
 								state->default_ttl, &expiry))
 		PG_RETURN_BOOL(true);
 	PG_RETURN_BOOL(state->now_seconds < expiry);

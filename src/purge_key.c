@@ -50,6 +50,7 @@
 
 #include "citus_meta.h"
 #include "document.h"
+#include "document_read.h"
 #include "purge_key.h"
 
 #define TTL_PURGE_INDEX_COMMENT "ttl purge index"
@@ -97,11 +98,11 @@ bool
 ttl_doc_purge_key(const char *root, int64 *key)
 {
 	bool		has_ts;
-	int64		ts;
+	int64		ts = 0;
 	TtlItemState item;
 	int32		ttl;
 
-	ttl_root_ts_and_ttl(root, &has_ts, &ts, &item, &ttl);
+	ttl_read_root(root, &has_ts, &ts, &item, &ttl);
 	if (!has_ts)
 		return false;
 	if (item != TTL_ITEM_VALID)
@@ -124,7 +125,7 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 {
 	int64		key;
 
-	if (!ttl_doc_purge_key(ttl_datum_jsonb_root(PG_GETARG_DATUM(0)), &key))
+	if (!ttl_doc_purge_key(ttl_jsonb_root_of(PG_GETARG_DATUM(0)), &key))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(key);
 }
