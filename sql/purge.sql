@@ -201,6 +201,35 @@ SELECT ttl.purge('w');
 RESET client_min_messages;
 SELECT * FROM w_audit ORDER BY id;
 DROP TRIGGER w_audit ON w;
+-- the purge's own transactions (CALL ttl.run_purge(), the worker) commit
+-- without waiting for a WAL flush (a lost purge commit is redone); the
+-- caller's transaction of ttl.purge() keeps its setting, and the session's
+-- setting is the same after the CALL
+CREATE TABLE w_commit (how text, sync text);
+CREATE FUNCTION w_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.w_commit
+        VALUES (pg_catalog.current_setting('application_name'),
+                pg_catalog.current_setting('synchronous_commit'));
+    RETURN OLD;
+END $$;
+CREATE TRIGGER w_commit AFTER DELETE ON w FOR EACH ROW EXECUTE FUNCTION w_commit();
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET application_name = 'ttl.purge';
+SELECT ttl.purge('w') > 0 AS purged;
+SET ttl.now_override = '2026-01-01 00:00:00+00';
+SELECT w_rows();
+SET ttl.now_override = '2026-01-01 00:05:00+00';
+SET application_name = 'run_purge';
+CALL ttl.run_purge();
+RESET application_name;
+SELECT how, sync, count(*) > 0 AS fired FROM w_commit GROUP BY how, sync ORDER BY how;
+SHOW synchronous_commit;
+DROP TRIGGER w_commit ON w;
+DROP TABLE w_commit;
+DROP FUNCTION w_commit();
 -- a foreign key pointing at the container: ON DELETE CASCADE cascades,
 -- and a restricting one makes the purge fail, not orphan rows
 SET ttl.now_override = '2026-01-01 00:00:00+00';

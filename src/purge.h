@@ -43,6 +43,7 @@ typedef struct TtlResumePoint
 extern struct HTAB *ttl_create_resume_map(void);
 extern int64 ttl_purge_round(TtlRoundOps *ops);
 extern void ttl_cost_sleep(void);
+extern void ttl_purge_commit_async(void);
 extern void ttl_install_purge_hooks(void);
 
 #endif							/* TTL_PURGE_H */

@@ -148,6 +148,7 @@ procedure_restart(void)
 	/* before the new transaction's first snapshot: see purge_batch.c */
 	XactIsoLevel = XACT_READ_COMMITTED;
 	XactReadOnly = false;
+	ttl_purge_commit_async();
 }
 
 /*

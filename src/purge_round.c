@@ -287,6 +287,22 @@ batch_timed_out(ErrorData *edata)
 		GetCurrentTimestamp() >= batch_timer.deadline;
 }
 
+/*
+ * The purge's own transactions (the worker's, ttl.run_purge()'s) commit
+ * without waiting for their WAL to be flushed: a purge commit lost in a
+ * crash only brings back rows that are still expired, still hidden by the
+ * view and purged again next round, while a flush per batch costs the
+ * purge (and the disk every other backend writes to) a sync each time.
+ * Set in each such transaction (LOCAL: gone at its end); never in a
+ * caller's transaction (ttl.purge()).
+ */
+void
+ttl_purge_commit_async(void)
+{
+	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}
+
 /* One batch of one container as its owner; see round_batch(). */
 static void
 owner_batch(void *arg)

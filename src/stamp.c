@@ -283,6 +283,88 @@ current_ts_value(void)
 	return cached_value;
 }
 
+/*
+ * The document column's number, checked once per statement and trigger:
+ * the trigger's FmgrInfo lives as long as the statement's result relation
+ * (one per trigger and table), whose row type cannot change meanwhile.
+ */
+typedef struct StampColumn
+{
+	Oid			tgoid;
+	Oid			relid;
+	int			attnum;
+} StampColumn;
+
+static int
+stamp_doc_attnum(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column)
+{
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	StampColumn *known = (StampColumn *) flinfo->fn_extra;
+	int			attnum;
+
+	if (known != NULL && known->tgoid == trigdata->tg_trigger->tgoid &&
+		known->relid == RelationGetRelid(rel))
+		return known->attnum;
+
+	attnum = SPI_fnumber(tupdesc, doc_column);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("document column \"%s\" of container \"%s\" does not exist",
+						doc_column, ttl_container_name(rel)),
+				 errhint("Run ttl.disable() and ttl.enable() again, naming the document column.")));
+	if (TupleDescAttr(tupdesc, attnum - 1)->atttypid != JSONBOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("document column \"%s\" of container \"%s\" is not of type jsonb",
+						doc_column, ttl_container_name(rel))));
+	if (known == NULL)
+		known = MemoryContextAlloc(flinfo->fn_mcxt, sizeof(StampColumn));
+	known->tgoid = trigdata->tg_trigger->tgoid;
+	known->relid = RelationGetRelid(rel);
+	known->attnum = attnum;
+	flinfo->fn_extra = known;
+	return attnum;
+}
+
+/* Rows up to this many columns are rebuilt without palloc. */
+#define STAMP_STACK_COLUMNS 64
+
+/*
+ * The row with its document replaced: heap_modify_tuple_by_cols, less its
+ * two allocations per row.
+ */
+static HeapTuple
+replace_document(HeapTuple tuple, TupleDesc tupdesc, int attnum, Datum newdoc)
+{
+	Datum		stack_values[STAMP_STACK_COLUMNS];
+	bool		stack_nulls[STAMP_STACK_COLUMNS];
+	Datum	   *values = stack_values;
+	bool	   *nulls = stack_nulls;
+	HeapTuple	result;
+
+	if (tupdesc->natts > STAMP_STACK_COLUMNS)
+	{
+		values = palloc(sizeof(Datum) * tupdesc->natts);
+		nulls = palloc(sizeof(bool) * tupdesc->natts);
+	}
+	heap_deform_tuple(tuple, tupdesc, values, nulls);
+	values[attnum - 1] = newdoc;
+	nulls[attnum - 1] = false;
+	result = heap_form_tuple(tupdesc, values, nulls);
+	/* what heap_modify_tuple keeps of the old row */
+	result->t_data->t_ctid = tuple->t_data->t_ctid;
+	result->t_self = tuple->t_self;
+	result->t_tableOid = tuple->t_tableOid;
+	if (values != stack_values)
+	{
+		pfree(values);
+		pfree(nulls);
+	}
+	return result;
+}
+
 PG_FUNCTION_INFO_V1(ttl_stamp);
 Datum
 ttl_stamp(PG_FUNCTION_ARGS)
@@ -333,19 +415,7 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	rel = trigdata->tg_relation;
 	tupdesc = RelationGetDescr(rel);
 	doc_column = trigdata->tg_trigger->tgargs[0];
-	attnum = SPI_fnumber(tupdesc, doc_column);
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("document column \"%s\" of container \"%s\" does not exist",
-						doc_column, ttl_container_name(rel)),
-				 errhint("Run ttl.disable() and ttl.enable() again, naming the document column.")));
-	if (TupleDescAttr(tupdesc, attnum - 1)->atttypid != JSONBOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("document column \"%s\" of container \"%s\" is not of type jsonb",
-						doc_column, ttl_container_name(rel))));
-
+	attnum = stamp_doc_attnum(fcinfo->flinfo, trigdata, doc_column);
 	doc = heap_getattr(tuple, attnum, tupdesc, &isnull);
 	if (isnull)
 		ttl_report_null_document(rel, doc_column);
@@ -358,6 +428,5 @@ ttl_stamp(PG_FUNCTION_ARGS)
 		return PointerGetDatum(tuple);	/* already stamped this second */
 	newdoc = JsonbPGetDatum(stamped);
 	isnull = false;
-	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, tupdesc, 1, &attnum,
-													 &newdoc, &isnull));
+	return PointerGetDatum(replace_document(tuple, tupdesc, attnum, newdoc));
 }

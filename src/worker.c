@@ -87,6 +87,7 @@ worker_begin(void)
 	/* whatever the database's defaults: see purge_batch.c */
 	XactIsoLevel = XACT_READ_COMMITTED;
 	XactReadOnly = false;
+	ttl_purge_commit_async();
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
