@@ -62,43 +62,16 @@ ts_key_compare(const char *key, uint32 len)
 	return memcmp(key, "_ts", 3);
 }
 
-typedef struct SpliceEntry
+#define ENTRY_END(je, off) \
+	(JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : (off) + JBE_OFFLENFLD(je))
+
+/* A value's bytes, without the padding that aligned it. */
+typedef struct SpliceValue
 {
-	const char *data;			/* raw bytes, without alignment padding */
+	const char *data;
 	uint32		len;
 	uint32		type;			/* JENTRY_IS* */
-} SpliceEntry;
-
-/* Root objects up to this many keys are spliced without palloc. */
-#define STAMP_STACK_KEYS 64
-
-/*
- * The 2n root entries (keys, then values) of a document in one sequential
- * pass: offsets are summed as we go, never looked up (getJsonbOffset walks
- * back to the last stored offset for every entry).
- */
-static void
-read_root_entries(JsonbContainer *root, int n, SpliceEntry *entries)
-{
-	const char *base = (const char *) &root->children[2 * n];
-	uint32		off = 0;
-	int			i;
-
-	for (i = 0; i < 2 * n; i++)
-	{
-		JEntry		je = root->children[i];
-		uint32		end = JBE_HAS_OFF(je) ? JBE_OFFLENFLD(je) : off + JBE_OFFLENFLD(je);
-		uint32		start = off;
-		uint32		type = je & JENTRY_TYPEMASK;
-
-		off = end;
-		if (type == JENTRY_ISNUMERIC || type == JENTRY_ISCONTAINER)
-			start = INTALIGN(start);	/* skip the padding that aligned it */
-		entries[i].data = base + start;
-		entries[i].len = end - start;
-		entries[i].type = type;
-	}
-}
+} SpliceValue;
 
 static void
 report_bad_root_ttl(Relation rel, Jsonb *doc)
@@ -112,7 +85,7 @@ report_bad_root_ttl(Relation rel, Jsonb *doc)
 /* Rule 9: the raw value of the deadline property, checked in place. */
 static void
 check_deadline_entry(Relation rel, Jsonb *doc, const char *property,
-					 const SpliceEntry *value)
+					 const SpliceValue *value)
 {
 	TtlDeadlineState state;
 	int64		seconds;
@@ -134,7 +107,11 @@ check_deadline_entry(Relation rel, Jsonb *doc, const char *property,
  * The stamped document, or NULL when doc already is it: its "_ts" holds
  * ts_value byte for byte (a second write in the same second), so the row
  * keeps its document as it is (an unchanged TOASTed value is not written
- * again).  Validates the root "ttl" either way.
+ * again).  Validates the root "ttl" (and the deadline property) either way.
+ *
+ * Two passes over the root's entries, nothing stored per entry: the keys
+ * (where "_ts" goes, which keys need checking), then the key bytes in three
+ * copies and the values one by one, each re-padded for its new place.
  */
 static Jsonb *
 stamp_document(Relation rel, Jsonb *doc, Numeric ts_value, const char *deadline)
@@ -142,118 +119,169 @@ stamp_document(Relation rel, Jsonb *doc, Numeric ts_value, const char *deadline)
 	uint32		deadline_len = deadline ? strlen(deadline) : 0;
 	JsonbContainer *root = &doc->root;
 	int			n = JsonContainerSize(root);
-	SpliceEntry stack_in[2 * STAMP_STACK_KEYS];
-	SpliceEntry stack_out[2 * (STAMP_STACK_KEYS + 1)];
-	SpliceEntry *in = stack_in;
-	SpliceEntry *out_entries = stack_out;
-	SpliceEntry ts_key = {"_ts", 3, JENTRY_ISSTRING};
-	SpliceEntry ts_val = {(const char *) ts_value, VARSIZE(ts_value), JENTRY_ISNUMERIC};
-	int			m = 0;
-	int			i;
-	int			j;
-	int			ts_at = -1;		/* where _ts goes among the output keys */
+	const JEntry *in = root->children;
+	const char *in_base = (const char *) &in[2 * n];
+	uint32		ts_len = VARSIZE(ts_value);
+	int			ts_old = -1;	/* input key index of a client-sent "_ts" */
+	int			ins = -1;		/* output key index of "_ts" */
+	int			ttl_key = -1;
+	int			deadline_key = -1;
+	uint32		split = 0;		/* input key bytes before "_ts"'s place */
+	uint32		keys_end;
+	uint32		rest;
+	uint32		off = 0;		/* input: where entry i starts */
+	uint32		total;			/* output: bytes written after the JEntries */
 	bool		same = false;
-	Size		size;
+	int			m;
+	int			i;
+	int			k;
 	Jsonb	   *result;
-	JEntry	   *entries;
-	char	   *out;
-	uint32		total;
+	JEntry	   *out;
+	char	   *out_base;
 
-	if (n > STAMP_STACK_KEYS)
-	{
-		in = palloc(sizeof(SpliceEntry) * 2 * n);
-		out_entries = palloc(sizeof(SpliceEntry) * 2 * (n + 1));
-	}
-	read_root_entries(root, n, in);
-
-	/* the keys: drop a client-sent _ts, note where ours goes; check ttl */
+	/* the keys: drop a client-sent _ts, note where ours goes and what to check */
 	for (i = 0; i < n; i++)
 	{
-		SpliceEntry *key = &in[i];
-		SpliceEntry *value = &in[n + i];
-		int			cmp = ts_key_compare(key->data, key->len);
+		uint32		end = ENTRY_END(in[i], off);
+		const char *key = in_base + off;
+		uint32		len = end - off;
+		int			cmp = ts_key_compare(key, len);
 
-		if (cmp == 0)
+		if (ins < 0 && cmp >= 0)
 		{
-			/* a client-sent _ts never survives, unless it is ours already */
-			same = value->type == JENTRY_ISNUMERIC && value->len == ts_val.len &&
-				memcmp(value->data, ts_val.data, ts_val.len) == 0;
-			continue;
+			ins = i;
+			split = off;
+			if (cmp == 0)
+				ts_old = i;
 		}
-		if (key->len == 3 && memcmp(key->data, "ttl", 3) == 0)
+		if (cmp != 0)
 		{
-			int64		ttl;
-
-			if (value->type != JENTRY_ISNUMERIC ||
-				!ttl_numeric_to_int64((Numeric) value->data, &ttl) ||
-				!ttl_is_valid_ttl(ttl))
-				report_bad_root_ttl(rel, doc);
+			if (len == 3 && memcmp(key, "ttl", 3) == 0)
+				ttl_key = i;
+			if (deadline && len == deadline_len && memcmp(key, deadline, len) == 0)
+				deadline_key = i;
 		}
-		if (deadline && key->len == deadline_len &&
-			memcmp(key->data, deadline, deadline_len) == 0)
-			check_deadline_entry(rel, doc, deadline, value);
-		if (ts_at < 0 && cmp > 0)
-			ts_at = m++;
-		out_entries[m++] = *key;
+		off = end;
 	}
-	if (same)
-		return NULL;
-	if (ts_at < 0)
-		ts_at = m++;
-	out_entries[ts_at] = ts_key;
-	/* the values, in the same order */
-	for (i = 0, j = m; i < n; i++)
+	keys_end = off;
+	if (ins < 0)
 	{
-		if (ts_key_compare(in[i].data, in[i].len) == 0)
-			continue;
-		if (j == m + ts_at)
-			j++;
-		out_entries[j++] = in[n + i];
+		ins = n;
+		split = keys_end;
 	}
-	out_entries[m + ts_at] = ts_val;
+	m = (ts_old >= 0) ? n : n + 1;
 
-	/* upper bound: every value may need up to 3 bytes of padding */
-	size = VARHDRSZ + sizeof(uint32) + 2 * m * sizeof(JEntry);
-	for (i = 0; i < 2 * m; i++)
-		size += out_entries[i].len + 3;
-	result = palloc(size);
-	result->root.header = JB_FOBJECT | m;
-	entries = result->root.children;
-	out = (char *) &entries[2 * m];
+	/* upper bound: two more JEntries, the key, the value, 3 bytes of padding a value */
+	result = palloc(VARSIZE(doc) + 2 * sizeof(JEntry) + 3 + ts_len + 3 * (m + 1));
+	out = result->root.children;
+	out_base = (char *) &out[2 * m];
+
+	/* the key bytes: those before "_ts", "_ts", the rest */
+	rest = (ts_old >= 0) ? split + 3 : split;
+	memcpy(out_base, in_base, split);
+	memcpy(out_base + split, "_ts", 3);
+	memcpy(out_base + split + 3, in_base + rest, keys_end - rest);
+
+	/* the key entries */
+	off = 0;
 	total = 0;
-	for (j = 0; j < 2 * m; j++)
+	for (k = 0, i = 0; k < m; k++)
 	{
-		SpliceEntry *e = &out_entries[j];
-		uint32		start = total;
+		uint32		len;
 
-		if (e->type == JENTRY_ISNUMERIC || e->type == JENTRY_ISCONTAINER)
+		if (k == ins)
 		{
-			/* data starts 4-aligned within the palloc'd varlena */
-			while ((out - (char *) result) % sizeof(int32) != 0)
+			len = 3;
+			if (ts_old >= 0)
 			{
-				*out++ = '\0';
-				total++;
+				off = ENTRY_END(in[i], off);
+				i++;
 			}
 		}
-		memcpy(out, e->data, e->len);
-		out += e->len;
-		total += e->len;
+		else
+		{
+			uint32		end = ENTRY_END(in[i], off);
+
+			i++;
+			len = end - off;
+			off = end;
+		}
+		total += len;
+		out[k] = JENTRY_ISSTRING |
+			((k % JB_OFFSET_STRIDE == 0) ? (JENTRY_HAS_OFF | total) : len);
+	}
+
+	/* the values, in the same order, each 4-aligned where its type wants it */
+	for (k = 0, i = 0; k < m; k++)
+	{
+		SpliceValue v;
+		uint32		start = total;
+
+		if (k == ins)
+		{
+			if (ts_old >= 0)
+			{
+				JEntry		je = in[n + i];
+				uint32		end = ENTRY_END(je, off);
+				uint32		from = JBE_ISNUMERIC(je) ? INTALIGN(off) : off;
+
+				same = JBE_ISNUMERIC(je) && end - from == ts_len &&
+					memcmp(in_base + from, ts_value, ts_len) == 0;
+				off = end;
+				i++;
+			}
+			v.data = (const char *) ts_value;
+			v.len = ts_len;
+			v.type = JENTRY_ISNUMERIC;
+		}
+		else
+		{
+			JEntry		je = in[n + i];
+			uint32		end = ENTRY_END(je, off);
+			uint32		from = off;
+
+			v.type = je & JENTRY_TYPEMASK;
+			if (v.type == JENTRY_ISNUMERIC || v.type == JENTRY_ISCONTAINER)
+				from = INTALIGN(from);	/* skip the padding that aligned it */
+			v.data = in_base + from;
+			v.len = end - from;
+			off = end;
+			if (i == ttl_key)
+			{
+				int64		ttl;
+
+				if (v.type != JENTRY_ISNUMERIC ||
+					!ttl_numeric_to_int64((Numeric) v.data, &ttl) ||
+					!ttl_is_valid_ttl(ttl))
+					report_bad_root_ttl(rel, doc);
+			}
+			if (i == deadline_key)
+				check_deadline_entry(rel, doc, deadline, &v);
+			i++;
+		}
+		if (v.type == JENTRY_ISNUMERIC || v.type == JENTRY_ISCONTAINER)
+		{
+			/* data starts 4-aligned within the varlena (out_base is) */
+			while (total % sizeof(int32) != 0)
+				out_base[total++] = '\0';
+		}
+		memcpy(out_base + total, v.data, v.len);
+		total += v.len;
 		if (total > JENTRY_OFFLENMASK)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("stamped document of container \"%s\" exceeds the maximum jsonb size",
 							ttl_container_name(rel))));
-		if (j % JB_OFFSET_STRIDE == 0)
-			entries[j] = e->type | JENTRY_HAS_OFF | total;
-		else
-			entries[j] = e->type | (total - start);
+		out[m + k] = v.type |
+			(((m + k) % JB_OFFSET_STRIDE == 0) ? (JENTRY_HAS_OFF | total) : total - start);
 	}
-	SET_VARSIZE(result, out - (char *) result);
-	if (in != stack_in)
+	if (same)
 	{
-		pfree(in);
-		pfree(out_entries);
+		pfree(result);
+		return NULL;
 	}
+	result->root.header = JB_FOBJECT | m;
+	SET_VARSIZE(result, out_base + total - (char *) result);
 	return result;
 }
 
