@@ -52,6 +52,7 @@
 #include "ddl.h"
 #include "registry.h"
 #include "run_as.h"
+#include "subxact.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
 
@@ -375,6 +376,12 @@ ttl_follow_container(Oid relid, PendingCommand *p, Node *parsetree)
 		follow_schema(relid, view);
 }
 
+static void
+follow_step(void *arg)
+{
+	ttl_follow_container(*(Oid *) arg, NULL, NULL);
+}
+
 /*
  * ttl._follow_table(container): the same follow-up outside an ALTER TABLE
  * (the upgrade script brings containers enabled under 1.0 in line).  The
@@ -385,8 +392,7 @@ Datum
 ttl_follow_table(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *edata;
 
 	ttl_check_container_owner(relid);
 	if (!creating_extension)
@@ -400,30 +406,13 @@ ttl_follow_table(PG_FUNCTION_ARGS)
 	 * must not stop ALTER EXTENSION UPDATE; it gets a WARNING, and follows
 	 * its table from its next ALTER TABLE on.
 	 */
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
+	if (!ttl_run_in_subtransaction(follow_step, &relid, &edata))
 	{
-		ttl_follow_container(relid, NULL, NULL);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
 		ereport(WARNING,
 				(errmsg("live view of ttl container \"%s\" not brought in line: %s",
 						ttl_qualified_name(relid), edata->message),
 				 errhint("Check its view by hand, e.g. ALTER VIEW ... SET (security_invoker = true) when the table has row-level security.")));
+		FreeErrorData(edata);
 	}
-	PG_END_TRY();
 	PG_RETURN_VOID();
 }

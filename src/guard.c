@@ -65,6 +65,7 @@
 #include "registry.h"
 #include "run_as.h"
 #include "settings.h"
+#include "subxact.h"
 
 double		ttl_restore_guard_fraction = 0.2;
 
@@ -215,6 +216,29 @@ update_hold_fraction(Oid relid, double fraction)
 						 2, argtypes, values, NULL, NULL);
 }
 
+/* The estimate of one container, as a step of estimate_safely(). */
+typedef struct EstimateStep
+{
+	Oid			relid;
+	double		fraction;
+	TtlGuardEstimate *est;
+} EstimateStep;
+
+static void
+estimate_step(void *arg)
+{
+	EstimateStep *step = (EstimateStep *) arg;
+	TtlContainer c;
+
+	(void) set_config_option("lock_timeout", "1s", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (!ttl_read_container(step->relid, &c))
+		memset(step->est, 0, sizeof(*step->est));	/* gone meanwhile */
+	else
+		ttl_guard_estimate(step->relid, &c, ttl_current_unix_seconds(), step->fraction,
+						   step->est);
+}
+
 /*
  * The estimate in a subtransaction with lock_timeout 1s: false (and a
  * WARNING) when it failed; a cancel is thrown.
@@ -222,47 +246,17 @@ update_hold_fraction(Oid relid, double fraction)
 static bool
 estimate_safely(Oid relid, double fraction, TtlGuardEstimate *est)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile bool ok = true;
+	EstimateStep step = {relid, fraction, est};
+	ErrorData  *edata;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		TtlContainer c;
-
-		(void) set_config_option("lock_timeout", "1s", PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-		if (!ttl_read_container(relid, &c))
-			memset(est, 0, sizeof(*est));	/* gone meanwhile */
-		else
-			ttl_guard_estimate(relid, &c, ttl_current_unix_seconds(), fraction, est);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ereport(WARNING,
-				(errmsg("ttl restore guard could not check container \"%s\": %s",
-						ttl_relation_display_name(relid), edata->message),
-				 errdetail("The container is not purged automatically in this round.")));
-		FreeErrorData(edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	return ok;
+	if (ttl_run_in_subtransaction(estimate_step, &step, &edata))
+		return true;
+	ereport(WARNING,
+			(errmsg("ttl restore guard could not check container \"%s\": %s",
+					ttl_relation_display_name(relid), edata->message),
+			 errdetail("The container is not purged automatically in this round.")));
+	FreeErrorData(edata);
+	return false;
 }
 
 /* ---- a round ---- */

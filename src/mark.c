@@ -70,6 +70,7 @@
 #include "compat.h"
 #include "mark.h"
 #include "settings.h"
+#include "subxact.h"
 
 /* The origins of the pool are named TTL_ORIGIN_PREFIX <n>, n < this. */
 #define TTL_ORIGIN_PREFIX	"ttl_purge_"
@@ -119,36 +120,14 @@ mark_xact_callback(XactEvent event, void *arg)
 static bool
 try_in_subtransaction(void (*fn) (void *arg), void *arg, int expected)
 {
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	bool		ok = true;
+	ErrorData  *edata = ttl_subxact_run(fn, arg, CurrentMemoryContext, false);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcxt);
-		CurrentResourceOwner = oldowner;
-		if (edata->sqlerrcode != expected)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		ok = false;
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-	CurrentResourceOwner = oldowner;
-	return ok;
+	if (edata == NULL)
+		return true;
+	if (edata->sqlerrcode != expected)
+		ReThrowError(edata);
+	FreeErrorData(edata);
+	return false;
 }
 
 static void

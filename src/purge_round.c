@@ -41,6 +41,7 @@
 #include "run_as.h"
 #include "settings.h"
 #include "stats.h"
+#include "subxact.h"
 
 /* The cost budget's sleep, by name in pg_stat_activity on 17+. */
 static uint32 cost_delay_wait_event = 0;
@@ -193,38 +194,6 @@ activity_text(PurgeCursor *cur)
 }
 
 /*
- * Run fn(arg) in a subtransaction.  NULL when it succeeded; otherwise the
- * subtransaction is rolled back and the error, copied into err_cxt, is
- * returned instead of thrown, so one container's failure stays its own.
- */
-static ErrorData *
-run_in_subtransaction(void (*fn) (void *arg), void *arg, MemoryContext err_cxt)
-{
-	ResourceOwner oldowner = CurrentResourceOwner;
-	MemoryContext oldcxt = CurrentMemoryContext;
-	ErrorData  *edata = NULL;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcxt);
-	PG_TRY();
-	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(err_cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-	CurrentResourceOwner = oldowner;
-	return edata;
-}
-
-/*
  * The time bound of one batch of a round (ttl.batch_timeout).  Nothing
  * starts the statement timer for SPI in a background worker, and a CALL's
  * timer covers the whole procedure, so a batch arms STATEMENT_TIMEOUT
@@ -356,7 +325,7 @@ record_failure(void *arg)
 static void
 round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 {
-	ErrorData  *edata = run_in_subtransaction(owner_batch, cur, round_cxt);
+	ErrorData  *edata = ttl_subxact_run(owner_batch, cur, round_cxt, true);
 	ErrorData  *record_error;
 	FailedBatch failed;
 	char	   *name;
@@ -385,7 +354,7 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt)
 			 errdetail("The container is skipped until the next round.")));
 	failed.relid = cur->relid;
 	failed.message = message;
-	record_error = run_in_subtransaction(record_failure, &failed, round_cxt);
+	record_error = ttl_subxact_run(record_failure, &failed, round_cxt, true);
 	if (record_error != NULL)
 		ereport(LOG,
 				(errmsg("could not record ttl purge error: %s", record_error->message)));

@@ -14,6 +14,8 @@
  * paused, property), and the trigger validates that root property on the
  * same pass (ttl.set_deadline_property replaces the trigger).
  * A renamed document column rewrites the argument (ddl_events.c).
+ * The document is spliced here; the row around it is rebuilt in
+ * stamp_row.c.
  */
 #include "postgres.h"
 
@@ -37,6 +39,7 @@
 #include "deadline.h"
 #include "document.h"
 #include "settings.h"
+#include "stamp.h"
 
 /*
  * Build the stamped document by splicing the binary form: copy every root
@@ -356,115 +359,6 @@ stamp_doc_attnum(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column
 	return attnum;
 }
 
-/* Rows up to this many columns are rebuilt without palloc. */
-#define STAMP_STACK_COLUMNS 64
-
-/*
- * The row with its document replaced: heap_modify_tuple_by_cols, less its
- * two allocations per row.
- */
-static HeapTuple
-replace_document(HeapTuple tuple, TupleDesc tupdesc, int attnum, Datum newdoc)
-{
-	Datum		stack_values[STAMP_STACK_COLUMNS];
-	bool		stack_nulls[STAMP_STACK_COLUMNS];
-	Datum	   *values = stack_values;
-	bool	   *nulls = stack_nulls;
-	HeapTuple	result;
-
-	if (tupdesc->natts > STAMP_STACK_COLUMNS)
-	{
-		values = palloc(sizeof(Datum) * tupdesc->natts);
-		nulls = palloc(sizeof(bool) * tupdesc->natts);
-	}
-	heap_deform_tuple(tuple, tupdesc, values, nulls);
-	values[attnum - 1] = newdoc;
-	nulls[attnum - 1] = false;
-	result = heap_form_tuple(tupdesc, values, nulls);
-	/* what heap_modify_tuple keeps of the old row */
-	result->t_data->t_ctid = tuple->t_data->t_ctid;
-	result->t_self = tuple->t_self;
-	result->t_tableOid = tuple->t_tableOid;
-	if (values != stack_values)
-	{
-		pfree(values);
-		pfree(nulls);
-	}
-	return result;
-}
-
-/*
- * The common row shape, rebuilt without deforming and forming it: the
- * document is the row's last column and the row holds no out-of-line
- * value.  Everything before the document (header, null bitmap, the other
- * columns with their padding) is copied as it lies, and the new document
- * goes where heap_form_tuple would put it: with a short header when it
- * fits and the column may be packed, else aligned.  The header is left as
- * heap_modify_tuple leaves it.  false: any other shape (the general path).
- */
-static bool
-replace_last_document(HeapTuple tuple, TupleDesc tupdesc, int attnum, Jsonb *newdoc,
-					  HeapTuple *result)
-{
-	Form_pg_attribute att = TupleDescAttr(tupdesc, attnum - 1);
-	HeapTupleHeader old = tuple->t_data;
-	char	   *old_data = (char *) old + old->t_hoff;
-	char	   *doc;
-	bool		isnull;
-	Size		old_off;
-	Size		new_off;
-	Size		doc_size;
-	Size		len;
-	bool		pack;
-	HeapTuple	t;
-	HeapTupleHeader td;
-	char	   *dest;
-
-	if (attnum != tupdesc->natts || HeapTupleHasExternal(tuple) ||
-		HeapTupleHeaderGetNatts(old) != tupdesc->natts)
-		return false;
-	doc = DatumGetPointer(heap_getattr(tuple, attnum, tupdesc, &isnull));
-	if (isnull || VARATT_IS_EXTERNAL(doc) || VARATT_IS_COMPRESSED(doc))
-		return false;
-	/* heap_fill_tuple's rule for a varlena column */
-	pack = att->attstorage != TYPSTORAGE_PLAIN && VARATT_CAN_MAKE_SHORT(newdoc);
-	old_off = doc - old_data;
-	if (VARATT_IS_SHORT(doc))
-		/* unaligned: the previous column ends right where it starts */
-		new_off = pack ? old_off : att_align_nominal(old_off, att->attalign);
-	else if (!pack)
-		new_off = old_off;		/* aligned before, aligned again */
-	else
-		return false;			/* where the previous column ends is not known */
-
-	doc_size = pack ? VARATT_CONVERTED_SHORT_SIZE(newdoc) : VARSIZE(newdoc);
-	len = old->t_hoff + new_off + doc_size;
-	t = (HeapTuple) palloc0(HEAPTUPLESIZE + len);
-	t->t_len = len;
-	t->t_self = tuple->t_self;
-	t->t_tableOid = tuple->t_tableOid;
-	td = t->t_data = (HeapTupleHeader) ((char *) t + HEAPTUPLESIZE);
-	memcpy(td, old, old->t_hoff + old_off);
-	/* a formed row's header: heap_form_tuple's fields, the old row's ctid */
-	HeapTupleHeaderSetDatumLength(td, len);
-	HeapTupleHeaderSetTypeId(td, tupdesc->tdtypeid);
-	HeapTupleHeaderSetTypMod(td, tupdesc->tdtypmod);
-	td->t_infomask &= HEAP_HASNULL;
-	td->t_infomask |= HEAP_HASVARWIDTH;
-	td->t_infomask2 = 0;
-	HeapTupleHeaderSetNatts(td, tupdesc->natts);
-	dest = (char *) td + old->t_hoff + new_off;
-	if (pack)
-	{
-		SET_VARSIZE_SHORT(dest, doc_size);
-		memcpy(dest + 1, VARDATA(newdoc), doc_size - 1);
-	}
-	else
-		memcpy(dest, newdoc, doc_size);
-	*result = t;
-	return true;
-}
-
 PG_FUNCTION_INFO_V1(ttl_stamp);
 Datum
 ttl_stamp(PG_FUNCTION_ARGS)
@@ -479,8 +373,6 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Jsonb	   *jb;
 	Jsonb	   *stamped;
-	Datum		newdoc;
-	HeapTuple	result;
 	int			nargs;
 	const char *deadline;
 
@@ -527,9 +419,5 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	stamped = stamp_document(rel, jb, current_ts_value(), deadline);
 	if (stamped == NULL)
 		return PointerGetDatum(tuple);	/* already stamped this second */
-	newdoc = JsonbPGetDatum(stamped);
-	isnull = false;
-	if (replace_last_document(tuple, tupdesc, attnum, stamped, &result))
-		return PointerGetDatum(result);
-	return PointerGetDatum(replace_document(tuple, tupdesc, attnum, newdoc));
+	return PointerGetDatum(ttl_stamp_row(tuple, tupdesc, attnum, stamped));
 }

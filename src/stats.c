@@ -48,6 +48,7 @@
 #include "run_as.h"
 #include "settings.h"
 #include "stats.h"
+#include "subxact.h"
 
 /*
  * ttl.backlog and ttl.stats walk each purge key range for at most this many
@@ -211,44 +212,42 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
  * timeout still ends the statement.  The subtransaction's abort also
  * undoes the role switch and the SPI connection.
  */
+typedef struct BacklogStep
+{
+	Oid			relid;
+	Oid			owner;
+	Oid			nspid;
+	const TtlContainer *c;
+	int64		now_s;
+	int64		limit;
+	TtlBacklog *out;
+} BacklogStep;
+
+static void
+backlog_step(void *arg)
+{
+	BacklogStep *s = (BacklogStep *) arg;
+
+	compute_backlog(s->relid, s->owner, s->nspid, s->c, s->now_s, s->limit, s->out);
+}
+
 static void
 compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 						int64 now_s, int64 limit, TtlBacklog *out)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner resowner = CurrentResourceOwner;
+	BacklogStep step = {relid, owner, nspid, c, now_s, limit, out};
+	ErrorData  *edata;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		compute_backlog(relid, owner, nspid, c, now_s, limit, out);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = resowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-			PG_RE_THROW();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = resowner;
-		out->known = false;
-		ereport(WARNING,
-				(errmsg("could not compute the backlog of container \"%s\": %s",
-						quote_qualified_identifier(get_namespace_name(nspid),
-												   get_rel_name(relid)),
-						edata->message),
-				 errdetail("Its backlog columns in ttl.stats are NULL.")));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	if (ttl_run_in_subtransaction(backlog_step, &step, &edata))
+		return;
+	out->known = false;
+	ereport(WARNING,
+			(errmsg("could not compute the backlog of container \"%s\": %s",
+					quote_qualified_identifier(get_namespace_name(nspid),
+											   get_rel_name(relid)),
+					edata->message),
+			 errdetail("Its backlog columns in ttl.stats are NULL.")));
+	FreeErrorData(edata);
 }
 
 /*
