@@ -25,7 +25,15 @@ EXECUTE ra;      -- 1,4,5
 EXECUTE rb;      -- 1,2,4,5
 EXECUTE ra;
 EXECUTE rab;     -- 1,4,5
-EXPLAIN (COSTS OFF) EXECUTE rab;
+-- one plan, each scan with its own container's filter
+CREATE FUNCTION plan_filters(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF l ~ 'Filter' THEN RETURN NEXT trim(l); END IF;
+  END LOOP;
+END $$;
+SELECT f FROM plan_filters('EXECUTE rab') f ORDER BY 1;
 -- the default changes between two executions of the same plans
 SELECT ttl.set_default_ttl('fa', 1000);
 EXECUTE ra;      -- 1,2,4,5
@@ -70,3 +78,4 @@ EXECUTE rc;      -- all again
 RESET plan_cache_mode;
 DEALLOCATE ALL;
 DROP TABLE fa, fb, fc CASCADE;
+DROP FUNCTION plan_filters(text);
