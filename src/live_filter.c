@@ -3,8 +3,11 @@
  *		ttl.live(doc, container): the filter of <table>_live, the qual that
  *		hides expired items (live_view.c puts it in place as a security qual).
  *
- * Locking: none.  The container's default is read once per query from the
- * registry's cache; the filter never raises on document content.  A
+ * Locking: none.  The container's default is read once per query
+ * execution from the registry's cache (registry.c: the entry of the last
+ * container asked for is one comparison away, so a prepared read through
+ * the view pays no hash probe); the clock is read once per execution too.
+ * The filter never raises on document content.  A
  * container with a deadline property (rule 9) hides an item from its
  * deadline on too (deadline.c).
  */
@@ -45,20 +48,27 @@ ttl_live(PG_FUNCTION_ARGS)
 
 	if (state == NULL)
 	{
-		TtlContainer c;
+		const TtlContainer *c = NULL;
+		TtlContainer shard_policy;
 
 		state = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(LiveFilterState));
 		state->default_is_null = true;
 		state->default_ttl = 0;
 		state->deadline = NULL;
-		if (!PG_ARGISNULL(1) && (ttl_lookup_container(PG_GETARG_OID(1), &c) ||
-								   ttl_trigger_policy_if_citus(PG_GETARG_OID(1), &c)))
+		if (!PG_ARGISNULL(1))
 		{
-			state->default_is_null = c.default_is_null;
-			state->default_ttl = c.default_ttl;
-			if (TTL_HAS_DEADLINE(&c))
+			/* the cache's entry: copied below before any other catalog access */
+			c = ttl_container_ref(PG_GETARG_OID(1));
+			if (c == NULL && ttl_trigger_policy_if_citus(PG_GETARG_OID(1), &shard_policy))
+				c = &shard_policy;
+		}
+		if (c != NULL)
+		{
+			state->default_is_null = c->default_is_null;
+			state->default_ttl = c->default_ttl;
+			if (TTL_HAS_DEADLINE(c))
 				state->deadline = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt,
-													  c.deadline_property);
+													  c->deadline_property);
 		}
 		state->now_seconds = ttl_current_unix_seconds();
 		fcinfo->flinfo->fn_extra = state;

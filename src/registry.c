@@ -44,6 +44,15 @@
 
 static HTAB *container_cache = NULL;
 static Oid	registry_relid = InvalidOid;
+
+/*
+ * The entry the last look-up found (ttl_container_ref): a read through a
+ * live view asks for the same container at every execution, and this makes
+ * that one comparison instead of a hash probe.  Forgotten at every
+ * invalidation, before any entry is removed; dynahash never moves an entry
+ * it keeps.
+ */
+static const TtlContainer *last_entry = NULL;
 static Oid	registry_index = InvalidOid;
 
 /*
@@ -53,6 +62,7 @@ static Oid	registry_index = InvalidOid;
 static void
 container_cache_invalidate(Datum arg, Oid relid)
 {
+	last_entry = NULL;
 	if (relid == InvalidOid || relid == registry_relid)
 	{
 		registry_relid = InvalidOid;
@@ -209,16 +219,22 @@ ttl_list_containers(bool due_only)
 }
 
 /*
- * The registry entry of a table, from the cache when it is fresh.  Only
- * registered tables are cached: a table registered by a restore (COPY into
- * ttl.registry sends no invalidation) is then seen at once.
+ * The registry entry of a table, from the cache when it is fresh, or NULL
+ * when the table is not a container.  Only registered tables are cached: a
+ * table registered by a restore (COPY into ttl.registry sends no
+ * invalidation) is then seen at once.  The entry is the cache's own: it is
+ * valid until the next invalidation is processed (any catalog access or
+ * lock may process one), so a caller copies what it needs at once.
  */
-bool
-ttl_lookup_container(Oid relid, TtlContainer *out)
+const TtlContainer *
+ttl_container_ref(Oid relid)
 {
 	TtlContainer *entry;
+	TtlContainer c;
 	bool		found;
 
+	if (last_entry != NULL && last_entry->relid == relid)
+		return last_entry;
 	if (container_cache == NULL)
 	{
 		HASHCTL		ctl;
@@ -230,15 +246,27 @@ ttl_lookup_container(Oid relid, TtlContainer *out)
 									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 	entry = hash_search(container_cache, &relid, HASH_FIND, NULL);
-	if (entry != NULL)
+	if (entry == NULL)
 	{
-		*out = *entry;
-		return true;
+		/* reading the registry may process invalidations: no entry yet */
+		if (!read_container(relid, &c))
+			return NULL;
+		entry = hash_search(container_cache, &relid, HASH_ENTER, &found);
+		*entry = c;
 	}
-	if (!read_container(relid, out))
+	last_entry = entry;
+	return entry;
+}
+
+/* The registry entry of a table, copied (see ttl_container_ref). */
+bool
+ttl_lookup_container(Oid relid, TtlContainer *out)
+{
+	const TtlContainer *entry = ttl_container_ref(relid);
+
+	if (entry == NULL)
 		return false;
-	entry = hash_search(container_cache, &relid, HASH_ENTER, &found);
-	*entry = *out;
+	*out = *entry;
 	return true;
 }
 

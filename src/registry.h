@@ -28,6 +28,7 @@ typedef struct TtlContainer
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 
 extern void ttl_register_cache_callbacks(void);
+extern const TtlContainer *ttl_container_ref(Oid relid);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern bool ttl_read_container(Oid relid, TtlContainer *out);
 extern List *ttl_list_containers(bool due_only);
