@@ -58,6 +58,12 @@ sub decode
 {
 	my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
 	my %out;
+	# the purge's own transactions commit without waiting for a WAL flush:
+	# a slot decodes them once the WAL writer has flushed them, as any
+	# consumer of the stream sees them
+	$node->poll_query_until('postgres',
+		"SELECT pg_current_wal_flush_lsn() >= '$lsn'::pg_lsn")
+	  or die "WAL not flushed up to $lsn";
 	for my $local (0, 1)
 	{
 		my $text = $node->safe_psql('postgres',
