@@ -56,11 +56,12 @@ my $later = $node->safe_psql('postgres', "SELECT (now() + interval '2 hours')::t
 # transactions, each the list of its lines about m, p, r, w and messages.
 sub decode
 {
-	my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
-	my %out;
 	# the purge's own transactions commit without waiting for a WAL flush:
-	# a slot decodes them once the WAL writer has flushed them, as any
-	# consumer of the stream sees them
+	# up to where WAL is inserted (pg_current_wal_lsn() is where it is
+	# written), once the WAL writer has flushed it, as any consumer of the
+	# stream sees them
+	my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	my %out;
 	$node->poll_query_until('postgres',
 		"SELECT pg_current_wal_flush_lsn() >= '$lsn'::pg_lsn")
 	  or die "WAL not flushed up to $lsn";
