@@ -1,6 +1,6 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README).
 MODULE_big = ttl
-OBJS = src/ttl.o src/settings.o src/mark.o src/document.o src/expiry.o src/item_functions.o \
+OBJS = src/ttl.o src/settings.o src/mark.o src/document.o src/numeric_read.o src/expiry.o src/item_functions.o \
        src/stamp.o src/stamp_row.o src/registry.o src/container_admin.o src/run_as.o src/subxact.o \
        src/live_view.o src/live_view_shape.o src/live_view_columns.o src/live_view_shard.o src/live_filter.o \
        src/purge_functions.o src/purge_batch.o src/purge_statement.o src/purge_direct.o src/purge_walk.o src/purge_rows.o src/purge_leaves.o src/purge_round.o \

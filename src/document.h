@@ -11,17 +11,10 @@
 #include "utils/numeric.h"
 #include "utils/relcache.h"
 
-typedef enum TtlItemState
-{
-	TTL_ITEM_ABSENT,			/* no root ttl */
-	TTL_ITEM_VALID,				/* -1 or 1..INT32_MAX */
-	TTL_ITEM_INVALID			/* present but not a valid ttl */
-} TtlItemState;
+#include "document_read.h"
 
-extern bool ttl_numeric_to_int64(Numeric num, int64 *result);
-extern bool ttl_numeric_bytes_to_int64(const char *num, int64 *result);
+
 extern TtlItemState ttl_item_ttl_value(const JsonbValue *v, int32 *ttl);
-extern bool ttl_is_valid_ttl(int64 ttl);
 extern char *ttl_jsonb_value_text(const JsonbValue *v);
 extern void ttl_doc_ts_and_ttl(Jsonb *doc, bool *has_ts, int64 *ts,
 							   TtlItemState *item, int32 *ttl);

@@ -5,7 +5,7 @@
  *		(purge_key.c) run it for every row they see, so it is compiled into
  *		them rather than called.  Everything else reads documents through
  *		the exported forms in document.h (document.c), which use the same
- *		code.
+ *		code.  Depends on nothing of ttl's but numeric_read.c.
  *
  * Nothing here raises or allocates, except the detoast of a compressed or
  * out-of-line document in ttl_jsonb_root_of.
@@ -14,8 +14,23 @@
 #define TTL_DOCUMENT_READ_H
 
 #include "common/int.h"
+#include "utils/jsonb.h"
 
-#include "document.h"
+#include "numeric_read.h"
+
+typedef enum TtlItemState
+{
+	TTL_ITEM_ABSENT,			/* no root ttl */
+	TTL_ITEM_VALID,				/* -1 or 1..INT32_MAX */
+	TTL_ITEM_INVALID			/* present but not a valid ttl */
+} TtlItemState;
+
+/* A valid time-to-live, for an item as for a container: -1 or 1..INT32_MAX. */
+static inline bool
+ttl_is_valid_ttl(int64 ttl)
+{
+	return ttl == -1 || (ttl >= 1 && ttl <= PG_INT32_MAX);
+}
 
 /*
  * A JSON integer as int64.  The fast path is the form nearly every integer

@@ -39,7 +39,7 @@
 #include "deadline.h"
 #include "document.h"
 #include "settings.h"
-#include "stamp.h"
+#include "stamp_row.h"
 
 /*
  * Build the stamped document by splicing the binary form: copy every root
@@ -107,6 +107,185 @@ check_deadline_entry(Relation rel, Jsonb *doc, const char *property,
 }
 
 /*
+ * One splice: the input root's entries, where "_ts" goes, what to check,
+ * and the output as it is written.  Offsets are relative to the start of
+ * each side's data (after its JEntries), which is 4-aligned in its varlena,
+ * so alignment can be judged on them.
+ */
+typedef struct Splice
+{
+	const JEntry *in;			/* the input root's 2n entries */
+	const char *in_base;		/* its data */
+	int			n;				/* input pairs */
+	int			m;				/* output pairs */
+	int			ts_old;			/* input key index of a client-sent "_ts", or -1 */
+	int			ins;			/* output key index of "_ts" */
+	int			ttl_key;		/* input key index of "ttl", or -1 */
+	int			deadline_key;	/* input key index of the deadline property, or -1 */
+	uint32		split;			/* input key bytes before "_ts"'s place */
+	uint32		keys_end;		/* input key bytes */
+	uint32		off;			/* input: where the next entry starts */
+	JEntry	   *out;			/* the output's 2m entries */
+	char	   *out_base;		/* its data */
+	uint32		total;			/* output bytes written */
+} Splice;
+
+/* The keys: where "_ts" goes (replacing a client-sent one), what to check. */
+static void
+splice_scan_keys(Splice *sp, const char *deadline)
+{
+	uint32		deadline_len = deadline ? strlen(deadline) : 0;
+	uint32		off = 0;
+	int			i;
+
+	sp->ts_old = sp->ins = sp->ttl_key = sp->deadline_key = -1;
+	for (i = 0; i < sp->n; i++)
+	{
+		uint32		end = ENTRY_END(sp->in[i], off);
+		const char *key = sp->in_base + off;
+		uint32		len = end - off;
+		int			cmp = ts_key_compare(key, len);
+
+		if (sp->ins < 0 && cmp >= 0)
+		{
+			sp->ins = i;
+			sp->split = off;
+			if (cmp == 0)
+				sp->ts_old = i;
+		}
+		if (cmp != 0)
+		{
+			if (len == 3 && memcmp(key, "ttl", 3) == 0)
+				sp->ttl_key = i;
+			if (deadline && len == deadline_len && memcmp(key, deadline, len) == 0)
+				sp->deadline_key = i;
+		}
+		off = end;
+	}
+	sp->keys_end = off;
+	if (sp->ins < 0)
+	{
+		sp->ins = sp->n;
+		sp->split = sp->keys_end;
+	}
+	sp->m = (sp->ts_old >= 0) ? sp->n : sp->n + 1;
+}
+
+/* The key bytes (those before "_ts", "_ts", the rest) and the key entries. */
+static void
+splice_write_keys(Splice *sp)
+{
+	uint32		rest = (sp->ts_old >= 0) ? sp->split + 3 : sp->split;
+	int			i;
+	int			k;
+
+	memcpy(sp->out_base, sp->in_base, sp->split);
+	memcpy(sp->out_base + sp->split, "_ts", 3);
+	memcpy(sp->out_base + sp->split + 3, sp->in_base + rest, sp->keys_end - rest);
+
+	sp->off = 0;
+	sp->total = 0;
+	for (k = 0, i = 0; k < sp->m; k++)
+	{
+		uint32		len = 3;
+
+		if (k != sp->ins || sp->ts_old >= 0)
+		{
+			/* an input key, or the client's "_ts" that ours replaces */
+			uint32		end = ENTRY_END(sp->in[i], sp->off);
+
+			if (k != sp->ins)
+				len = end - sp->off;
+			sp->off = end;
+			i++;
+		}
+		sp->total += len;
+		sp->out[k] = JENTRY_ISSTRING |
+			((k % JB_OFFSET_STRIDE == 0) ? (JENTRY_HAS_OFF | sp->total) : len);
+	}
+}
+
+/*
+ * The values, in the same order, each 4-aligned where its type wants it;
+ * the root "ttl" and the deadline property are validated on the way.  true
+ * when the client's "_ts" already was ts_value byte for byte.
+ */
+static bool
+splice_write_values(Splice *sp, Relation rel, Jsonb *doc, Numeric ts_value,
+					const char *deadline)
+{
+	uint32		ts_len = VARSIZE(ts_value);
+	bool		same = false;
+	int			i;
+	int			k;
+
+	for (k = 0, i = 0; k < sp->m; k++)
+	{
+		SpliceValue v;
+		uint32		start = sp->total;
+
+		if (k == sp->ins)
+		{
+			if (sp->ts_old >= 0)
+			{
+				JEntry		je = sp->in[sp->n + i];
+				uint32		end = ENTRY_END(je, sp->off);
+				uint32		from = JBE_ISNUMERIC(je) ? INTALIGN(sp->off) : sp->off;
+
+				same = JBE_ISNUMERIC(je) && end - from == ts_len &&
+					memcmp(sp->in_base + from, ts_value, ts_len) == 0;
+				sp->off = end;
+				i++;
+			}
+			v.data = (const char *) ts_value;
+			v.len = ts_len;
+			v.type = JENTRY_ISNUMERIC;
+		}
+		else
+		{
+			JEntry		je = sp->in[sp->n + i];
+			uint32		end = ENTRY_END(je, sp->off);
+			uint32		from = sp->off;
+
+			v.type = je & JENTRY_TYPEMASK;
+			if (v.type == JENTRY_ISNUMERIC || v.type == JENTRY_ISCONTAINER)
+				from = INTALIGN(from);	/* skip the padding that aligned it */
+			v.data = sp->in_base + from;
+			v.len = end - from;
+			sp->off = end;
+			if (i == sp->ttl_key)
+			{
+				int64		ttl;
+
+				if (v.type != JENTRY_ISNUMERIC ||
+					!ttl_numeric_to_int64((Numeric) v.data, &ttl) ||
+					!ttl_is_valid_ttl(ttl))
+					report_bad_root_ttl(rel, doc);
+			}
+			if (i == sp->deadline_key)
+				check_deadline_entry(rel, doc, deadline, &v);
+			i++;
+		}
+		if (v.type == JENTRY_ISNUMERIC || v.type == JENTRY_ISCONTAINER)
+		{
+			while (sp->total % sizeof(int32) != 0)
+				sp->out_base[sp->total++] = '\0';
+		}
+		memcpy(sp->out_base + sp->total, v.data, v.len);
+		sp->total += v.len;
+		if (sp->total > JENTRY_OFFLENMASK)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("stamped document of container \"%s\" exceeds the maximum jsonb size",
+							ttl_container_name(rel))));
+		sp->out[sp->m + k] = v.type |
+			(((sp->m + k) % JB_OFFSET_STRIDE == 0) ? (JENTRY_HAS_OFF | sp->total) :
+			 sp->total - start);
+	}
+	return same;
+}
+
+/*
  * The stamped document, or NULL when doc already is it: its "_ts" holds
  * ts_value byte for byte (a second write in the same second), so the row
  * keeps its document as it is (an unchanged TOASTed value is not written
@@ -119,172 +298,26 @@ check_deadline_entry(Relation rel, Jsonb *doc, const char *property,
 static Jsonb *
 stamp_document(Relation rel, Jsonb *doc, Numeric ts_value, const char *deadline)
 {
-	uint32		deadline_len = deadline ? strlen(deadline) : 0;
-	JsonbContainer *root = &doc->root;
-	int			n = JsonContainerSize(root);
-	const JEntry *in = root->children;
-	const char *in_base = (const char *) &in[2 * n];
-	uint32		ts_len = VARSIZE(ts_value);
-	int			ts_old = -1;	/* input key index of a client-sent "_ts" */
-	int			ins = -1;		/* output key index of "_ts" */
-	int			ttl_key = -1;
-	int			deadline_key = -1;
-	uint32		split = 0;		/* input key bytes before "_ts"'s place */
-	uint32		keys_end;
-	uint32		rest;
-	uint32		off = 0;		/* input: where entry i starts */
-	uint32		total;			/* output: bytes written after the JEntries */
-	bool		same = false;
-	int			m;
-	int			i;
-	int			k;
+	Splice		sp;
 	Jsonb	   *result;
-	JEntry	   *out;
-	char	   *out_base;
 
-	/* the keys: drop a client-sent _ts, note where ours goes and what to check */
-	for (i = 0; i < n; i++)
-	{
-		uint32		end = ENTRY_END(in[i], off);
-		const char *key = in_base + off;
-		uint32		len = end - off;
-		int			cmp = ts_key_compare(key, len);
-
-		if (ins < 0 && cmp >= 0)
-		{
-			ins = i;
-			split = off;
-			if (cmp == 0)
-				ts_old = i;
-		}
-		if (cmp != 0)
-		{
-			if (len == 3 && memcmp(key, "ttl", 3) == 0)
-				ttl_key = i;
-			if (deadline && len == deadline_len && memcmp(key, deadline, len) == 0)
-				deadline_key = i;
-		}
-		off = end;
-	}
-	keys_end = off;
-	if (ins < 0)
-	{
-		ins = n;
-		split = keys_end;
-	}
-	m = (ts_old >= 0) ? n : n + 1;
+	sp.n = JsonContainerSize(&doc->root);
+	sp.in = doc->root.children;
+	sp.in_base = (const char *) &sp.in[2 * sp.n];
+	splice_scan_keys(&sp, deadline);
 
 	/* upper bound: two more JEntries, the key, the value, 3 bytes of padding a value */
-	result = palloc(VARSIZE(doc) + 2 * sizeof(JEntry) + 3 + ts_len + 3 * (m + 1));
-	out = result->root.children;
-	out_base = (char *) &out[2 * m];
-
-	/* the key bytes: those before "_ts", "_ts", the rest */
-	rest = (ts_old >= 0) ? split + 3 : split;
-	memcpy(out_base, in_base, split);
-	memcpy(out_base + split, "_ts", 3);
-	memcpy(out_base + split + 3, in_base + rest, keys_end - rest);
-
-	/* the key entries */
-	off = 0;
-	total = 0;
-	for (k = 0, i = 0; k < m; k++)
-	{
-		uint32		len;
-
-		if (k == ins)
-		{
-			len = 3;
-			if (ts_old >= 0)
-			{
-				off = ENTRY_END(in[i], off);
-				i++;
-			}
-		}
-		else
-		{
-			uint32		end = ENTRY_END(in[i], off);
-
-			i++;
-			len = end - off;
-			off = end;
-		}
-		total += len;
-		out[k] = JENTRY_ISSTRING |
-			((k % JB_OFFSET_STRIDE == 0) ? (JENTRY_HAS_OFF | total) : len);
-	}
-
-	/* the values, in the same order, each 4-aligned where its type wants it */
-	for (k = 0, i = 0; k < m; k++)
-	{
-		SpliceValue v;
-		uint32		start = total;
-
-		if (k == ins)
-		{
-			if (ts_old >= 0)
-			{
-				JEntry		je = in[n + i];
-				uint32		end = ENTRY_END(je, off);
-				uint32		from = JBE_ISNUMERIC(je) ? INTALIGN(off) : off;
-
-				same = JBE_ISNUMERIC(je) && end - from == ts_len &&
-					memcmp(in_base + from, ts_value, ts_len) == 0;
-				off = end;
-				i++;
-			}
-			v.data = (const char *) ts_value;
-			v.len = ts_len;
-			v.type = JENTRY_ISNUMERIC;
-		}
-		else
-		{
-			JEntry		je = in[n + i];
-			uint32		end = ENTRY_END(je, off);
-			uint32		from = off;
-
-			v.type = je & JENTRY_TYPEMASK;
-			if (v.type == JENTRY_ISNUMERIC || v.type == JENTRY_ISCONTAINER)
-				from = INTALIGN(from);	/* skip the padding that aligned it */
-			v.data = in_base + from;
-			v.len = end - from;
-			off = end;
-			if (i == ttl_key)
-			{
-				int64		ttl;
-
-				if (v.type != JENTRY_ISNUMERIC ||
-					!ttl_numeric_to_int64((Numeric) v.data, &ttl) ||
-					!ttl_is_valid_ttl(ttl))
-					report_bad_root_ttl(rel, doc);
-			}
-			if (i == deadline_key)
-				check_deadline_entry(rel, doc, deadline, &v);
-			i++;
-		}
-		if (v.type == JENTRY_ISNUMERIC || v.type == JENTRY_ISCONTAINER)
-		{
-			/* data starts 4-aligned within the varlena (out_base is) */
-			while (total % sizeof(int32) != 0)
-				out_base[total++] = '\0';
-		}
-		memcpy(out_base + total, v.data, v.len);
-		total += v.len;
-		if (total > JENTRY_OFFLENMASK)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("stamped document of container \"%s\" exceeds the maximum jsonb size",
-							ttl_container_name(rel))));
-		out[m + k] = v.type |
-			(((m + k) % JB_OFFSET_STRIDE == 0) ? (JENTRY_HAS_OFF | total) : total - start);
-	}
-	if (same)
+	result = palloc(VARSIZE(doc) + 2 * sizeof(JEntry) + 3 + VARSIZE(ts_value) + 3 * (sp.m + 1));
+	sp.out = result->root.children;
+	sp.out_base = (char *) &sp.out[2 * sp.m];
+	splice_write_keys(&sp);
+	if (splice_write_values(&sp, rel, doc, ts_value, deadline))
 	{
 		pfree(result);
 		return NULL;
 	}
-	result->root.header = JB_FOBJECT | m;
-	SET_VARSIZE(result, out_base + total - (char *) result);
+	result->root.header = JB_FOBJECT | sp.m;
+	SET_VARSIZE(result, sp.out_base + sp.total - (char *) result);
 	return result;
 }
 

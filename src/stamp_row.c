@@ -15,7 +15,7 @@
 #include "access/tupmacs.h"
 #include "utils/jsonb.h"
 
-#include "stamp.h"
+#include "stamp_row.h"
 
 /* Rows up to this many columns are rebuilt without palloc. */
 #define STAMP_STACK_COLUMNS 64
