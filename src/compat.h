@@ -36,6 +36,8 @@
 #include "catalog/pg_database.h"
 #include "catalog/pg_tablespace.h"
 #include "parser/parse_relation.h"
+/* 16 moved the varlena header macros out of postgres.h */
+#include "varatt.h"
 #endif
 
 /* ---- 16: pg_<class>_ownercheck/aclcheck became object_*(classid, ...) ---- */

@@ -11,6 +11,7 @@
 
 #include "common/int.h"
 
+#include "compat.h"
 #include "numeric_read.h"
 
 /*
