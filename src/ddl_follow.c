@@ -44,7 +44,6 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "citus.h"

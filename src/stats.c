@@ -38,7 +38,6 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "purge_key.h"
