@@ -157,6 +157,30 @@ ok($node->poll_query_until('db1', 'SELECT count(*) FROM e', '1'),
 ok($node->poll_query_until('db2', 'SELECT count(*) FROM c', '10'),
 	'ttl.enabled back on: db2 purges again');
 
+# the worker's own purge transactions commit asynchronously (issue 15): a
+# DELETE trigger on a container records the setting each purge runs under,
+# while the sessions of the database keep the server's default
+$node->safe_psql('db1', q{
+CREATE TABLE ac (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE ac_seen (sync text);
+CREATE FUNCTION ac_seen() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.ac_seen VALUES (pg_catalog.current_setting('synchronous_commit'));
+    RETURN OLD;
+END $$;
+CREATE TRIGGER ac_seen AFTER DELETE ON ac FOR EACH ROW EXECUTE FUNCTION ac_seen();
+SELECT ttl.enable('ac', -1);
+INSERT INTO ac SELECT g, '{"ttl": 1}' FROM generate_series(1, 30) g;
+INSERT INTO ac VALUES (31, '{}');
+});
+ok($node->poll_query_until('db1', 'SELECT count(*) FROM ac', '1'),
+	'the worker purged a container with a DELETE trigger');
+is($node->safe_psql('db1',
+		'SELECT string_agg(DISTINCT sync, ',') || '|' || count(*) FROM ac_seen'),
+	'off|30', "the worker's purge transactions ran with synchronous_commit = off");
+is($node->safe_psql('db1', 'SHOW synchronous_commit'),
+	'on', 'sessions keep the default');
+
 ok(!$node->log_contains('terminated by signal|PANIC|TRAP:'),
 	'no crash in the server log');
 
