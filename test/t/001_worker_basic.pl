@@ -176,7 +176,7 @@ INSERT INTO ac VALUES (31, '{}');
 ok($node->poll_query_until('db1', 'SELECT count(*) FROM ac', '1'),
 	'the worker purged a container with a DELETE trigger');
 is($node->safe_psql('db1',
-		'SELECT string_agg(DISTINCT sync, ',') || '|' || count(*) FROM ac_seen'),
+		q{SELECT string_agg(DISTINCT sync, ',') || '|' || count(*) FROM ac_seen}),
 	'off|30', "the worker's purge transactions ran with synchronous_commit = off");
 is($node->safe_psql('db1', 'SHOW synchronous_commit'),
 	'on', 'sessions keep the default');
