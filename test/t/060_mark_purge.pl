@@ -327,7 +327,12 @@ DELETE FROM m WHERE id = 7;
 });
 ok($node->poll_query_until('postgres', 'SELECT count(*) FROM w', '0'),
 	'on: the worker purged w on the publisher');
-$node->wait_for_catchup('sub');
+# the worker's purge commits asynchronously: its commit record may not be
+# written yet (pg_current_wal_lsn(), wait_for_catchup's default target, is
+# the write position), so wait for the subscriber to replay up to where WAL
+# is inserted (the walsender sends it once the WAL writer has flushed it)
+$node->wait_for_catchup('sub', 'replay',
+	$node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()'));
 is($sub->safe_psql('postgres', 'SELECT count(*) FROM w'), $v16 ? '5' : '0',
 	$v16
 	? 'pgoutput, origin = none: the purged items stay on the subscriber'
