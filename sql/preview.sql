@@ -163,6 +163,10 @@ RESET client_min_messages;
 SET client_min_messages = warning;
 SELECT pv_check('pva', 300, ttl.now()), pv_check('pva', NULL, ttl.now()),
        pv_check_expiring('pva', '20 minutes', ttl.now());
+-- and without any purge index (1.6): the same scan path
+SELECT ttl.set_append_only('pva', true, 'none');
+SELECT pv_check('pva', 300, ttl.now()), pv_check('pva', NULL, ttl.now()),
+       pv_check_expiring('pva', '20 minutes', ttl.now());
 
 -- ---- a partitioned container: every partition counts ----
 CREATE TABLE pvp (id int, doc jsonb NOT NULL) PARTITION BY RANGE (id);

@@ -77,6 +77,10 @@ CREATE TABLE g_brin (id serial PRIMARY KEY, doc jsonb NOT NULL);
 SELECT ttl.enable('g_brin', 3600) IS NOT NULL;
 SELECT ttl.set_append_only('g_brin', true);
 INSERT INTO g_brin (doc) SELECT docs(10, 0);
+CREATE TABLE g_none (id serial PRIMARY KEY, doc jsonb NOT NULL);   -- no purge index (1.6)
+SELECT ttl.enable('g_none', 3600) IS NOT NULL;
+SELECT ttl.set_append_only('g_none', true, 'none');
+INSERT INTO g_none (doc) SELECT docs(10, 0);
 -- a dump of 1.4 restored into 1.5 leaves the home NULL: checked the same
 CREATE TABLE g_unknown (id serial PRIMARY KEY, doc jsonb NOT NULL);
 SELECT ttl.enable('g_unknown', 3600) IS NOT NULL;
@@ -84,30 +88,33 @@ INSERT INTO g_unknown (doc) SELECT docs(10, 0);
 SET ttl.now_override = '2026-02-01 00:00:00+00';
 INSERT INTO g_moved_small (doc) SELECT docs(19, 0);
 UPDATE ttl.registry SET home_database = 1
- WHERE relid IN ('g_moved'::regclass, 'g_moved_small'::regclass, 'g_brin'::regclass);
+ WHERE relid IN ('g_moved'::regclass, 'g_moved_small'::regclass, 'g_brin'::regclass, 'g_none'::regclass);
 UPDATE ttl.registry SET home_system_identifier = NULL, home_database = NULL
  WHERE relid = 'g_unknown'::regclass;
 CALL ttl.run_purge();
 SELECT container, held,
        CASE WHEN hold_reason LIKE 'the container was enabled in another database or cluster (system identifier %, database 1): restored by pg_restore or copied'
             THEN 'moved' ELSE hold_reason END AS reason
-  FROM holds WHERE container::text LIKE 'g_moved%' OR container::text IN ('g_brin', 'g_unknown');
+  FROM holds WHERE container::text LIKE 'g_moved%' OR container::text IN ('g_brin', 'g_none', 'g_unknown');
 SELECT (SELECT count(*) FROM g_moved) AS moved, (SELECT count(*) FROM g_moved_small) AS small,
-       (SELECT count(*) FROM g_brin) AS brin, (SELECT count(*) FROM g_unknown) AS unknown;
+       (SELECT count(*) FROM g_brin) AS brin, (SELECT count(*) FROM g_none) AS none,
+       (SELECT count(*) FROM g_unknown) AS unknown;
 -- the small one is at home now; the held ones keep their old home
 SELECT relid, home_database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS at_home
   FROM ttl.registry WHERE relid::text LIKE 'g_moved%' ORDER BY relid::text;
 -- a second round keeps the holds
 CALL ttl.run_purge();
-SELECT (SELECT count(*) FROM g_moved) AS moved, (SELECT count(*) FROM g_brin) AS brin;
+SELECT (SELECT count(*) FROM g_moved) AS moved, (SELECT count(*) FROM g_brin) AS brin,
+       (SELECT count(*) FROM g_none) AS none;
 SELECT ttl.resume('g_moved');
 SELECT ttl.resume('g_brin');
+SELECT ttl.resume('g_none');
 SELECT relid, home_database = (SELECT oid FROM pg_database WHERE datname = current_database()) AS at_home,
        held_since IS NULL AS released
   FROM ttl.registry WHERE relid IN ('g_moved'::regclass, 'g_brin'::regclass) ORDER BY relid::text;
 CALL ttl.run_purge();
 SELECT (SELECT count(*) FROM g_moved) AS moved, (SELECT count(*) FROM g_brin) AS brin,
-       (SELECT count(*) FROM g_unknown) AS unknown;
+       (SELECT count(*) FROM g_none) AS none, (SELECT count(*) FROM g_unknown) AS unknown;
 -- resume of a paused container still unpauses it
 SELECT ttl.pause('g_unknown');
 SELECT ttl.resume('g_unknown');
@@ -117,8 +124,8 @@ SELECT ttl.resume(NULL);
 RESET ttl.now_override;
 DROP VIEW holds;
 SELECT ttl.disable(c) FROM unnest(ARRAY['g_old', 'g_own', 'g_few', 'g_edge', 'g_moved', 'g_moved_small',
-                                        'g_brin', 'g_unknown']::regclass[]) c;
-DROP TABLE g_old, g_own, g_few, g_edge, g_moved, g_moved_small, g_brin, g_unknown;
+                                        'g_brin', 'g_none', 'g_unknown']::regclass[]) c;
+DROP TABLE g_old, g_own, g_few, g_edge, g_moved, g_moved_small, g_brin, g_none, g_unknown;
 
 -- the update from 1.4: existing containers are at home, nothing is held,
 -- and the 1.4 SQL runs on the new library before the update

@@ -129,6 +129,7 @@ void
 ttl_citus_check_kind(Oid relid)
 {
 	char		kind = ttl_citus_kind(relid);
+	TtlContainer c;
 
 	if (kind == TTL_CITUS_REFERENCE || kind == TTL_CITUS_OTHER)
 		ereport(ERROR,
@@ -139,6 +140,26 @@ ttl_citus_check_kind(Oid relid)
 						"table other than a hash-distributed one"),
 				 errdetail("Each placement would stamp and purge on its own and the copies would drift."),
 				 errhint("Use a hash-distributed table: create_distributed_table().")));
+	if (kind == TTL_CITUS_HASH && ttl_lookup_container(relid, &c))
+		ttl_citus_refuse_index_free(relid, c.index_free);
+}
+
+/*
+ * A distributed container keeps a purge index (ttl._set_append_only and
+ * create_distributed_table on a container check): its nodes purge their shards
+ * with the policy the stamp trigger carries, which knows no index-free mode
+ * (1.6), and a shard without one would be read whole by every batch.
+ */
+void
+ttl_citus_refuse_index_free(Oid relid, bool index_free)
+{
+	if (index_free && ttl_citus_kind(relid) == TTL_CITUS_HASH)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container \"%s\" is a Citus distributed table and cannot be without a purge index",
+						get_rel_name(relid)),
+				 errdetail("The nodes purge their shards through a purge index."),
+				 errhint("Use ttl.set_append_only(container, true, 'brin') for an append-only distributed container.")));
 }
 
 /* The ttl._purge_placements() call for container, bounded by max_rows (< 0: none). */

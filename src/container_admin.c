@@ -258,17 +258,21 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 }
 
 /*
- * ttl._set_append_only(container, append_only): the registry's flag, under
- * the purge lock (never in the middle of a batch); the indexes are swapped
- * by ttl.set_append_only around it.
+ * ttl._set_append_only(container, append_only [, purge_index]): the
+ * registry's mode, under the purge lock (never in the middle of a batch);
+ * the indexes are swapped by ttl.set_append_only around it.  purge_index
+ * (1.6) is 'btree' for the default mode, 'brin' or 'none' for an
+ * append-only one; the two-argument form of 1.3 means 'brin' / 'btree'.
  */
 PG_FUNCTION_INFO_V1(ttl_set_append_only);
 Datum
 ttl_set_append_only(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
-	Oid			argtypes[2] = {OIDOID, BOOLOID};
-	Datum		values[2];
+	Oid			argtypes[3] = {OIDOID, BOOLOID, BOOLOID};
+	Datum		values[3];
+	bool		append_only;
+	bool		index_free = false;
 
 	relid = container_arg(fcinfo);
 	(void) require_container(relid);
@@ -278,11 +282,39 @@ ttl_set_append_only(PG_FUNCTION_ARGS)
 				 errmsg("append_only of container %s must not be null",
 						ttl_relation_display_name(relid)),
 				 errhint("Pass true for the append-only mode, false for the default one.")));
+	append_only = PG_GETARG_BOOL(1);
+	if (PG_NARGS() > 2)
+	{
+		char	   *kind;
+
+		if (PG_ARGISNULL(2))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("purge_index of container %s must not be null",
+							ttl_relation_display_name(relid)),
+					 errhint("Pass 'btree', 'brin' or 'none'.")));
+		kind = text_to_cstring(PG_GETARG_TEXT_PP(2));
+		if (append_only ? (strcmp(kind, "brin") != 0 && strcmp(kind, "none") != 0) :
+			strcmp(kind, "btree") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid purge_index \"%s\" for container %s in %s mode",
+							kind, ttl_relation_display_name(relid),
+							append_only ? "append-only" : "the default"),
+					 errdetail("An append-only container takes 'brin' or 'none'; the default mode takes 'btree'.")));
+		index_free = strcmp(kind, "none") == 0;
+	}
+	ttl_citus_refuse_index_free(relid, index_free);
 	ttl_lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
-	values[1] = PG_GETARG_DATUM(1);
-	ttl_registry_execute("UPDATE ttl.registry SET append_only = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
-						 2, argtypes, values, NULL, NULL);
+	values[1] = BoolGetDatum(append_only);
+	values[2] = BoolGetDatum(index_free);
+	ttl_registry_execute(PG_NARGS() > 2 ?
+						 "UPDATE ttl.registry SET append_only = $2, index_free = $3"
+						 " WHERE relid OPERATOR(pg_catalog.=) $1" :
+						 "UPDATE ttl.registry SET append_only = $2"
+						 " WHERE relid OPERATOR(pg_catalog.=) $1",
+						 PG_NARGS() > 2 ? 3 : 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }

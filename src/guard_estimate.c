@@ -22,7 +22,8 @@
  * ORDER BY, a bitmap scan over the BRIN's candidate ranges that also stops
  * at the bound (it reads whole block ranges, so it costs more than the
  * btree walk for the same count, but never more than the bound's share of
- * the table).
+ * the table).  One without a purge index (1.6) runs the same statement
+ * as a sequential scan, stopping at the bound too.
  *
  * Security: the statements are planned and run as the table's owner in a
  * security-restricted operation with search_path pg_catalog, pg_temp
@@ -151,9 +152,10 @@ ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s, double fractio
 	limit = (int64) floor(fraction * out->total) + 1;
 	if (!c->default_is_null && out->total > 0)
 	{
-		if (ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
+		if (c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
 		{
 			const char *key = psprintf("ttl.doc_purge_key(%s)", col);
+			/* BRIN or no index (append-only): a scan, no order to keep */
 			bool		ordered = !c->append_only;
 
 			if (c->default_ttl > 0)

@@ -221,8 +221,12 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	want[0] = cur->kind == PURGE_INHERITED;
 	want[1] = cur->kind == PURGE_OWN || walking;
 	want[2] = cur->has_deadline && (cur->kind == PURGE_DEADLINE || walking);
-	/* append-only: the BRIN index gives page ranges, so batches take a walk */
-	obstacle = ttl_purge_direct(cur->relid, doc_name, want, cur->leaf, cur->lower_key,
+	/*
+	 * append-only: the BRIN index gives page ranges (or, index-free, every
+	 * page is taken), so batches take a walk
+	 */
+	obstacle = ttl_purge_direct(cur->relid, doc_name, policy.index_free, want,
+								cur->leaf, cur->lower_key,
 								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
 								cur->walk_cxt,
 								(int32) default_ttl, deadline, cur->now_seconds, &batch);

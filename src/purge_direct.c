@@ -21,6 +21,8 @@
  * An append-only container's purge index is a BRIN index on the same key:
  * its bitmap holds whole page ranges (lossy pages), every row of which is
  * re-checked; such a container always takes the walk (purge_batch.c).
+ * An append-only container without a purge index (1.6) takes the same walk
+ * over every page of the table.
  *
  * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
  * purge index in key order from where the previous batch stopped, deleting
@@ -179,7 +181,7 @@ end_run(DirectRun *run)
  * (nothing done).
  */
 const char *
-ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
+ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool *want,
 				 Oid start_leaf, int64 lower_key, int64 limit,
 				 TtlWalk **walk, MemoryContext walk_parent,
 				 int32 default_ttl, const char *deadline, int64 now_seconds,
@@ -196,7 +198,8 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	memset(out, 0, sizeof(TtlDirectBatch));
 	out->last_leaf = start_leaf;
 	out->last_key = lower_key;
-	obstacle = ttl_open_leaves(relid, doc_column, want, deadline, &leaves, &nleaves);
+	obstacle = ttl_open_leaves(relid, doc_column, index_free, want, deadline,
+							   &leaves, &nleaves);
 	if (obstacle != NULL)
 	{
 		ttl_close_leaves(leaves, nleaves);
@@ -204,11 +207,12 @@ ttl_purge_direct(Oid relid, const char *doc_column, const bool *want,
 	}
 	for (i = 0; i < nleaves && walk == NULL && limit >= 0; i++)
 	{
-		/* a BRIN index (append-only) gives pages, not keys in order */
-		if (leaves[i].brin)
+		/* a BRIN index or none (append-only) gives pages, not keys in order */
+		if (leaves[i].brin || leaves[i].sweep)
 		{
 			ttl_close_leaves(leaves, nleaves);
-			return "its purge index is a BRIN index, which only a walk can use";
+			return leaves[i].sweep ? "it has no purge index: only a walk can take it" :
+				"its purge index is a BRIN index, which only a walk can use";
 		}
 	}
 	begin_run(&run, default_ttl, deadline, now_seconds, out);

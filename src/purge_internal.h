@@ -30,7 +30,7 @@ typedef struct TtlDirectBatch
 typedef struct TtlWalk TtlWalk;
 
 extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
-									const bool *want, Oid start_leaf, int64 lower_key,
+									bool index_free, const bool *want, Oid start_leaf, int64 lower_key,
 									int64 limit, TtlWalk **walk, MemoryContext walk_parent,
 									int32 default_ttl, const char *deadline,
 									int64 now_seconds, TtlDirectBatch *out);
@@ -48,10 +48,13 @@ typedef struct DirectLeaf
 										 * (doc_deadline_key, rule 9) */
 	bool		keyed[TTL_PURGE_KINDS];	/* that index is the one of ttl.doc_purge_key */
 	bool		brin;			/* and it is BRIN (append-only): walks only */
+	bool		sweep;			/* no purge index (append-only, 1.6): a walk
+								 * takes every page of the leaf */
 	AttrNumber	doc_attno;
 } DirectLeaf;
 
-extern const char *ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
+extern const char *ttl_open_leaves(Oid relid, const char *doc_column, bool index_free,
+								   const bool *want,
 								   const char *deadline,
 								   DirectLeaf **leaves_out, int *nleaves_out);
 extern void ttl_close_leaves(DirectLeaf *leaves, int nleaves);

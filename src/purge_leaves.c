@@ -183,11 +183,12 @@ open_deadline_index(Relation rel, AttrNumber doc_attno, const char *deadline)
 }
 
 /*
- * Open the leaves, each with the purge indexes wanted, all or nothing.
- * Returns why the direct path does not apply, or NULL.
+ * Open the leaves, each with the purge indexes wanted (none for the
+ * lifetimes of an index-free container, 1.6, whose walk sweeps every page),
+ * all or nothing.  Returns why the direct path does not apply, or NULL.
  */
 const char *
-ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
+ttl_open_leaves(Oid relid, const char *doc_column, bool index_free, const bool *want,
 				const char *deadline, DirectLeaf **leaves_out, int *nleaves_out)
 {
 	Relation	root;
@@ -216,7 +217,9 @@ ttl_open_leaves(Oid relid, const char *doc_column, const bool *want,
 		leaf->doc_attno = get_attnum(RelationGetRelid(leaf->rel), doc_column);
 		if (leaf->doc_attno == InvalidAttrNumber)
 			return "its document column is missing";
-		for (kind = 0; kind < 2; kind++)
+		/* index-free (1.6): the walk takes every page, no index to open */
+		leaf->sweep = index_free;
+		for (kind = 0; kind < 2 && !index_free; kind++)
 		{
 			if (want[kind] &&
 				(leaf->index[kind] = open_purge_index(leaf->rel, leaf->doc_attno,

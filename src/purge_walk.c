@@ -4,8 +4,9 @@
  *		container gathered from its purge indexes into one TID bitmap per
  *		partition, then taken page by page, in physical order, by the
  *		batches that follow (ttl.purge without max_rows, CALL ttl.run_purge,
- *		an append-only container's BRIN index).  Each row is re-checked and
- *		deleted by purge_rows.c.
+ *		an append-only container's BRIN index).  An append-only container
+ *		without a purge index (1.6) sweeps: its bitmap holds every page of
+ *		each partition.  Each row is re-checked and deleted by purge_rows.c.
  *
  * Locking: the caller's (purge_direct.c): RowExclusiveLock on the table
  * and every partition, the purge indexes opened by purge_leaves.c, as the
@@ -79,6 +80,7 @@ struct TtlWalk
 	TtlTbmPage *page;			/* the page being taken; NULL: the next one */
 	TtlTbmPage page_buf;		/* where page points when set */
 	int			pos;			/* next offsets[] index, or lossy: offset */
+	int			end;			/* lossy: past the page's last line pointer */
 };
 
 void
@@ -118,7 +120,12 @@ ttl_walk_wants(const TtlWalk *walk, const bool *want)
 	return walk->with_inherited == want[0] && walk->with_deadline == want[2];
 }
 
-/* The due rows of one leaf, from its purge indexes, into the walk's bitmap. */
+/*
+ * The due rows of one leaf, from its purge indexes, into the walk's bitmap;
+ * without a purge index (sweep), every page the leaf has now, as lossy
+ * pages (a few hundred kB for a 10 GB table).  Pages added
+ * later hold rows written after the walk began: the next walk takes them.
+ */
 static void
 gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 {
@@ -126,6 +133,14 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 	int			kind;
 
 	walk->tbm = tbm_create(work_mem * 1024L, NULL);
+	if (leaf->sweep)
+	{
+		BlockNumber nblocks = RelationGetNumberOfBlocks(leaf->rel);
+		BlockNumber blkno;
+
+		for (blkno = 0; blkno < nblocks; blkno++)
+			tbm_add_page(walk->tbm, blkno);
+	}
 	for (kind = 0; kind < TTL_PURGE_KINDS; kind++)
 	{
 		IndexScanDesc scan;
@@ -184,6 +199,23 @@ next_leaf(TtlWalk *walk)
 }
 
 /*
+ * Past the last line pointer of a page taken whole (lossy): the offsets
+ * worth trying.  Line pointers added after this look belong to row
+ * versions newer than the walk's snapshot, or to rows the next walk takes.
+ */
+static int
+lossy_page_end(Relation rel, BlockNumber blkno)
+{
+	Buffer		buf = ReadBuffer(rel, blkno);
+	OffsetNumber maxoff;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	maxoff = PageGetMaxOffsetNumber(BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	return maxoff + 1;
+}
+
+/*
  * Take rows of the current page until it is done or out->found reaches
  * limit (< 0: no limit).
  */
@@ -193,7 +225,7 @@ take_page(TtlWalk *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
 {
 	TtlTbmPage *page = walk->page;
 	bool		lossy = page->ntuples < 0;
-	int			end = lossy ? MaxHeapTuplesPerPage + 1 : page->ntuples;
+	int			end = lossy ? walk->end : page->ntuples;
 	ItemPointerData tid;
 
 	while (walk->pos < end && (limit < 0 || run->out->found < limit))
@@ -260,6 +292,8 @@ ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 				walk->page = NULL;	/* truncated away: nothing left there */
 				continue;
 			}
+			if (walk->page->ntuples < 0 && walk->pos == FirstOffsetNumber)
+				walk->end = lossy_page_end(leaf->rel, walk->page->blockno);
 			take_page(walk, leaf, fetch, slot, limit, run);
 		}
 		ExecDropSingleTupleTableSlot(slot);

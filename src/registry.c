@@ -119,6 +119,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->default_ttl = nulls[2] ? 0 : DatumGetInt32(values[2]);
 	out->paused = !nulls[3] && DatumGetBool(values[3]);
 	out->append_only = false;
+	out->index_free = false;
 	out->deadline_property[0] = '\0';
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
@@ -127,6 +128,9 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* by name: the column arrived in 1.3, after others */
 		if (!att->attisdropped && strcmp(NameStr(att->attname), "append_only") == 0)
 			out->append_only = !nulls[i] && DatumGetBool(values[i]);
+		/* 1.6 */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "index_free") == 0)
+			out->index_free = !nulls[i] && DatumGetBool(values[i]);
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)

@@ -20,6 +20,8 @@ typedef struct TtlContainer
 	int32		default_ttl;
 	bool		paused;
 	bool		append_only;	/* 1.3: the purge index is BRIN (purge walks) */
+	bool		index_free;		/* 1.6: append-only without a purge index
+								 * (purge sweeps every page) */
 	NameData	doc_column;
 	/* 1.5, rule 9: the deadline property, "" for none (deadline.c) */
 	char		deadline_property[TTL_DEADLINE_PROPERTY_MAX + 1];

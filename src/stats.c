@@ -114,9 +114,12 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	ttl_become_user(owner, &ctx);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
+	if (c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
 	{
-		/* 1.3: both kinds are ranges of the single index (purge_key.c) */
+		/*
+		 * 1.3: both kinds are ranges of the single index (purge_key.c); an
+		 * index-free container (1.6) scans the table for the same ranges
+		 */
 		const char *sql = psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
 								   " (SELECT ttl.doc_purge_key(%1$s) AS k FROM %2$s"
 								   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"

@@ -26,10 +26,14 @@ $node->safe_psql('src', q{
     INSERT INTO public.cache VALUES (1, '{"ttl": 10}'), (2, '{}');
     SELECT ttl.pause('public.cache');
     SELECT ttl.set_append_only('public.cache', true);
+    CREATE TABLE app.log (id int PRIMARY KEY, doc jsonb NOT NULL);
+    SELECT ttl.enable('app.log', 120);
+    SELECT ttl.set_append_only('app.log', true, 'none');
+    INSERT INTO app.log SELECT g, jsonb_build_object('n', g) FROM generate_series(1, 5) g;
     GRANT SELECT ON app.sessions_live TO PUBLIC;
 });
 
-my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused, append_only
+my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused, append_only, purge_index
                      FROM ttl.containers ORDER BY container::text};
 my $docs = q{SELECT string_agg(id || '=' || doc::text, ' ' ORDER BY id) FROM app.sessions};
 my $before_containers = $node->safe_psql('src', $containers);
@@ -50,7 +54,7 @@ is($node->safe_psql('dst', $docs), $before_docs,
 is($node->safe_psql('dst', q{
     SELECT count(*) FROM ttl.registry r
       JOIN pg_class t ON t.oid = r.relid
-      JOIN pg_class v ON v.oid = r.live_view}), '2',
+      JOIN pg_class v ON v.oid = r.live_view}), '3',
     'registry references the restored table and view');
 is($node->safe_psql('dst', q{
     SELECT count(*) FROM pg_index
@@ -61,7 +65,9 @@ is($node->safe_psql('dst', q{
       JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
      WHERE obj_description(i.indexrelid, 'pg_class') = 'ttl purge index'}),
     'cache_ttl_brin_idx:brin,sessions_ttl_purge_idx:btree',
-    'one purge index per container: the btree, and BRIN for the append-only one');
+    'one purge index per container: the btree, and BRIN for the append-only one (none for the index-free one)');
+is($node->safe_psql('dst', q{SELECT purge_index FROM ttl.containers WHERE container = 'app.log'::regclass}),
+    'none', 'the index-free container is restored index-free');
 $node->safe_psql('dst', q{SELECT ttl.disable('public.cache'); SELECT ttl.enable('public.cache', -1, 'body')});
 is($node->safe_psql('dst', q{SELECT count(*) FROM pg_index WHERE indrelid = 'public.cache'::regclass}), '2',
     'disable drops the restored purge indexes, enable makes them anew');
@@ -82,6 +88,10 @@ like($err, qr/invalid ttl in container "app.sessions"/, 'with the usual error');
 is($node->safe_psql('dst', q{
     SET ttl.now_override = '2026-01-01 00:02:00+00';
     SELECT ttl.purge('app.sessions')}), '1', 'purge works on the restored container');
+is($node->safe_psql('dst', q{
+    SET ttl.now_override = '2026-01-01 00:02:00+00';
+    SELECT ttl.purge('app.log'), (SELECT count(*) FROM app.log)}), '5|0',
+    'and on the restored index-free container');
 $node->safe_psql('dst', q{SELECT ttl.pause('public.cache')});
 is($node->safe_psql('dst', q{
     SET ttl.now_override = '2026-01-01 05:00:00+00';
