@@ -94,6 +94,27 @@ is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'r2'::regclass"),
 	'0', '... and r2 stays a local table');
 
+# a distributed container keeps a purge index (1.6): no index-free mode,
+# in either order
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT ttl.set_append_only('s1', true, 'none')");
+like($err, qr/0A000.*distributed table and cannot be without a purge index/s,
+	'set_append_only(..., none) on a distributed container: 0A000');
+is($coord->safe_psql('postgres', "SELECT purge_index FROM ttl.containers WHERE container = 's1'::regclass"),
+	'btree', '... and it keeps its btree');
+$coord->safe_psql('postgres', q{
+CREATE TABLE n1 (id text PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('n1', 60);
+SELECT ttl.set_append_only('n1', true, 'none');
+});
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT create_distributed_table('n1', 'id')");
+like($err, qr/0A000/, 'create_distributed_table on an index-free container: 0A000');
+is($coord->safe_psql('postgres',
+		"SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'n1'::regclass"),
+	'0', '... and n1 stays a local table');
+$coord->safe_psql('postgres', q{SELECT ttl.disable('n1'); DROP TABLE n1});
+
 # The policy is known on every node: ttl.live there reads the container's
 # default (3600: a document stamped at second 1 is expired), and follows
 # ttl.set_default_ttl on the coordinator.
