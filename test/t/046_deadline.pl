@@ -1,7 +1,8 @@
 # Rule 9 (issue 14) with the background worker and across a dump: the
 # worker purges items past their deadline (also pinned ones, "ttl": -1) in
 # keyset batches through the deadline index and nothing else; an
-# append-only container with a deadline takes the walk; pg_dump/pg_restore
+# append-only container with a deadline takes the walk (with a BRIN purge
+# index, and without a purge index, 1.6); pg_dump/pg_restore
 # keeps the deadline property, the trigger's argument and the deadline
 # index, and the restored container validates, hides and purges by it.
 use strict;
@@ -33,6 +34,11 @@ SELECT ttl.enable('ao', 3600, deadline_property => 'until');
 SELECT ttl.set_append_only('ao', true);
 INSERT INTO ao SELECT g, jsonb_build_object('until', CASE WHEN g <= 80 THEN 0 ELSE 4102444800 END)
   FROM generate_series(1, 100) g;
+CREATE TABLE sw (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('sw', 3600, deadline_property => 'until');
+SELECT ttl.set_append_only('sw', true, 'none');
+INSERT INTO sw SELECT g, jsonb_build_object('until', CASE WHEN g <= 80 THEN 0 ELSE 4102444800 END)
+  FROM generate_series(1, 100) g;
 });
 
 ok($node->poll_query_until('src', 'SELECT count(*) FROM dl', '200'),
@@ -43,6 +49,10 @@ is($node->safe_psql('src', "SELECT rows_purged FROM ttl.stats WHERE container = 
 	'300', 'ttl.stats counts them');
 ok($node->poll_query_until('src', 'SELECT count(*) FROM ao', '20'),
 	'an append-only container with a deadline is purged by it too');
+ok($node->poll_query_until('src', 'SELECT count(*) FROM sw', '20'),
+	'... and one without a purge index');
+is($node->safe_psql('src', 'SELECT min(id), max(id) FROM sw'), '81|100',
+	'... exactly the items past their deadline');
 
 # dump and restore
 $node->safe_psql('src', 'SELECT ttl.pause(\'dl\')');
