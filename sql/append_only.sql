@@ -159,6 +159,22 @@ SELECT count(*) AS ao_d_purge_indexes FROM pg_index WHERE indrelid = 'ao_d'::reg
 SELECT ttl.set_append_only('ao_d', false, 'btree');
 SELECT * FROM ao_indexes('ao_d');
 SELECT purge_index FROM ttl.containers WHERE container = 'ao_d'::regclass;
+-- a sweep of a big table with few due rows is cut into batches of at most
+-- 4096 pages (each its own transaction in the worker): here two batches
+-- for a table of about 7,500 pages (fillfactor 10) and 5 due rows
+CREATE TABLE ao_big (id int PRIMARY KEY, doc jsonb NOT NULL) WITH (fillfactor = 10);
+SELECT ttl.enable('ao_big', 3600);
+SELECT ttl.set_append_only('ao_big', true, 'none');
+INSERT INTO ao_big SELECT g, CASE WHEN g % 12000 = 1 THEN '{"ttl": 5}'::jsonb ELSE jsonb_build_object('n', g) END
+  FROM generate_series(1, 60000) g;
+SELECT pg_relation_size('ao_big') / 8192 BETWEEN 4097 AND 8192 AS between_one_and_two_batches;
+SET ttl.now_override = '2026-01-01 00:20:20+00';
+SET client_min_messages = debug1;
+SELECT ttl.purge('ao_big', 1000) AS big_purged;
+RESET client_min_messages;
+SELECT count(*) AS big_left FROM ao_big;
+DROP TABLE ao_big CASCADE;
+
 -- ttl.disable removes the BRIN index too, and disables an index-free one
 SELECT ttl.disable('ao_a');
 SELECT ttl.disable('ao_s');

@@ -242,13 +242,25 @@ take_page(TtlWalk *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
 }
 
 /*
- * Go on with the walk until out->found reaches limit (< 0: to its end).
- * Returns whether the walk is done.
+ * The pages one batch of a walk may start (32 MB of 8 kB pages): a batch
+ * ends there even when it found fewer due rows than its limit, so that a
+ * sweep (or a walk of page ranges) with few due rows in a big table is
+ * cut into short transactions that each commit and are throttled, never
+ * one that outlasts ttl.batch_timeout and starts over every round.
+ */
+#define WALK_BATCH_PAGES 4096
+
+/*
+ * Go on with the walk until out->found reaches limit (< 0: to its end, no
+ * page bound), or the batch has started WALK_BATCH_PAGES pages.  Returns
+ * whether the walk is done.
  */
 bool
 ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 			  DirectRun *run)
 {
+	int			pages = 0;
+
 	while (limit < 0 || run->out->found < limit)
 	{
 		DirectLeaf *leaf = NULL;
@@ -281,6 +293,9 @@ ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 		{
 			if (walk->page == NULL)
 			{
+				if (limit >= 0 && pages >= WALK_BATCH_PAGES)
+					break;		/* this batch read its share: the next goes on */
+				pages++;
 				walk->page = ttl_tbm_iterate(walk->iterator, &walk->page_buf) ?
 					&walk->page_buf : NULL;
 				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
@@ -298,6 +313,8 @@ ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 		}
 		ExecDropSingleTupleTableSlot(slot);
 		table_index_fetch_end(fetch);
+		if (limit >= 0 && pages >= WALK_BATCH_PAGES && walk->page == NULL)
+			return false;		/* bound reached between pages */
 		if (walk->page == NULL && walk->tbm != NULL &&
 			(limit < 0 || run->out->found < limit))
 			next_leaf(walk);
