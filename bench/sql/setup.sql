@@ -26,8 +26,17 @@ CREATE FUNCTION bench.new_ts() RETURNS bigint LANGUAGE sql STABLE
 CREATE FUNCTION bench.default_ttl() RETURNS integer LANGUAGE sql IMMUTABLE
     AS $$ SELECT 7 * 86400 $$;
 
+-- The own ttl of document i: 30% of them have one (2..14 days), the rest
+-- inherit (NULL).  bench.doc uses it, and so does row 1o's btree of the
+-- purge key's values (bench/run), which must match the documents.
+CREATE FUNCTION bench.own_ttl(i bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN abs(hashint8(i)) % 10 < 3
+            THEN 2 * 86400 + abs(hashint8(-i)) % (12 * 86400) END
+$$;
+
 -- A small document (~200 B as jsonb), without _ts, 30% with their own ttl
--- (2..14 days).  nt = number of distinct tenantId values.
+-- (bench.own_ttl).  nt = number of distinct tenantId values.
 CREATE FUNCTION bench.doc(i bigint, nt integer) RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT jsonb_build_object(
@@ -38,8 +47,8 @@ SELECT jsonb_build_object(
          'amount', ((i % 100000)::numeric / 100)::numeric(10, 2),
          'tags', jsonb_build_array('t' || (i % 17), 't' || (i % 23)),
          'note', md5(i::text))
-    || CASE WHEN abs(hashint8(i)) % 10 < 3
-            THEN jsonb_build_object('ttl', 2 * 86400 + abs(hashint8(-i)) % (12 * 86400))
+    || CASE WHEN bench.own_ttl(i) IS NOT NULL
+            THEN jsonb_build_object('ttl', bench.own_ttl(i))
             ELSE '{}'::jsonb END
 $$;
 
