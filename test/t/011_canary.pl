@@ -1,19 +1,49 @@
-# Canary for code planted against ttl's elevated SQL (issue 10, item 1).
+# Canary for code planted against ttl (issue 10, item 1; issue 25, item 1),
+# generated from the catalog.
 #
-# Exact-type overloads of the operators and functions ttl's own SQL uses
-# are planted in `public` and in a schema named after the bootstrap
-# superuser ("$user" resolves to it), and the database's search_path puts
-# both before pg_catalog.  Each overload, when run, writes a row to
-# public.canary.  Then every path that runs SQL with rights other than the
-# caller's is driven: the worker, superuser ttl.purge() / CALL
-# ttl.run_purge(), ttl.enable / set_default_ttl / pause / resume / disable,
-# the sql_drop event trigger, the ALTER TABLE event triggers (every change
-# a container follows or refuses), ttl.stats in a fresh session.  The canary must
-# stay empty.  A positive control shows a plant does fire when called
-# unqualified, so the test can fail.
+# Two kinds of plants:
 #
-# Adding a path is one line in @paths; adding a plant is one line in
-# @operators or @functions.
+# - Search-path plants: exact-type overloads of the operators and functions
+#   ttl's own SQL uses, in `public` and in a schema named after the
+#   bootstrap superuser ("$user" resolves to it), the database's
+#   search_path putting both before pg_catalog.  None may ever run.
+#
+# - Owner plants: alice, an unprivileged role, owns the containers and has
+#   planted functions of hers in every place PostgreSQL runs a table
+#   owner's code: an index expression (`((doc ->> evil.k()))`, an IMMUTABLE
+#   plpgsql function that constant folding runs), a partial-index
+#   predicate, the predicate of an index shaped like ttl's deadline index,
+#   a row-level security policy (ENABLE + FORCE on evil.box), a column
+#   default, a check constraint and a row trigger.  Running as alice is
+#   fine (ttl works on her table as her, in a security-restricted
+#   operation); running as anyone else (the superuser or the reader who
+#   called a ttl function) is the escalation of issue 25.
+#
+# Every plant records itself with RAISE LOG (the server log survives the
+# rollback of a call that fails): which plant, current_user, session_user
+# and application_name, which names the call.
+#
+# The calls are generated from the catalog: every function and procedure
+# the installed extension owns (pg_depend deptype 'e'), internal ones
+# included, is called once per argument list its entry in %calls gives,
+# both by the superuser and by `reader` (SELECT, INSERT and UPDATE on the
+# containers, nothing else), each call in a FRESH session (index
+# expressions are folded once per session and cached) under the hostile
+# search_path.  Errors are allowed, except that a superuser call must
+# succeed unless its entry says why not (so an argument list cannot rot
+# into one that tests nothing).  Trigger and event-trigger functions count
+# as called when the statements that fire them ran; those statements are
+# run on the container and, as a control, on a twin table with the same
+# plants that is no container: a plant that runs as a non-owner on the
+# container more often than on the twin is ttl's doing (PostgreSQL itself
+# runs defaults, checks and triggers as the writer of an INSERT, and
+# folds index expressions as whoever plans a query).
+#
+# The test fails when a signature of the catalog has no entry in %calls,
+# when an entry names no signature of the catalog, and when the set of
+# functions called differs from the catalog's: a function added later
+# cannot be forgotten.  Positive controls show that both kinds of plant
+# fire and are seen when code runs them as the caller.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -27,9 +57,14 @@ my $node = ttl_node('canary');
 my $super = $node->safe_psql('postgres', 'SELECT current_user');
 
 # The test's own sessions are not under attack: they read the catalogs with
-# pg_catalog first.  Paths under test run with this unset (the hostile
-# database default applies).
+# pg_catalog first, and never read alice's tables (as the superuser that
+# would fold her index expressions, which is PostgreSQL's own doing).
+# Calls run with this unset (the hostile database default applies).
 $ENV{PGOPTIONS} = '-c search_path=pg_catalog';
+
+# ---------------------------------------------------------------------------
+# search-path plants
+# ---------------------------------------------------------------------------
 
 # [operator, left type, right type, result type, body expression]
 my @operators = (
@@ -74,59 +109,25 @@ my @functions = (
 	[ 'current_database',    '',              'name', 'pg_catalog.current_database()' ],
 );
 
-# The paths that run SQL with elevated rights, each run by the superuser in
-# a fresh session under the hostile search_path: [label, SQL].  Rows in the
-# p_* containers expire only at ttl.now_override = 2100 (the worker never
-# sees them due).
-my $future = q{SET ttl.now_override = '2100-01-01 00:00:00+00';};
-my @paths = (
-	[ 'superuser SELECT ttl.purge()', "$future SELECT ttl.purge();" ],
-	[ 'superuser SELECT ttl.purge(container)', "$future SELECT ttl.purge('app.p_trig');" ],
-	[ 'superuser CALL ttl.run_purge()', "$future CALL ttl.run_purge();" ],
-	[ 'ttl.enable', "SELECT ttl.enable('app.fresh', 60);" ],
-	[ 'ttl.set_default_ttl', "SELECT ttl.set_default_ttl('app.fresh', 120);" ],
-	# rule 9 (issue 14): the deadline property's index, trigger and check
-	[ 'ttl.set_deadline_property', "SELECT ttl.set_deadline_property('app.fresh', 'until');" ],
-	[ 'ttl.set_deadline_property(NULL)', "SELECT ttl.set_deadline_property('app.fresh', NULL);" ],
-	[ 'ttl.enable with a deadline property', "SELECT ttl.enable('app.fresh2', 60, deadline_property => 'until');" ],
-	[ 'ttl.deadline_index_sql', "SELECT ttl.deadline_index_sql('app.fresh2', 'other');" ],
-	[ 'ttl.backlog of a deadline container', "$future SELECT * FROM ttl.backlog('app.d_plain');" ],
-	[ 'superuser SELECT ttl.purge(deadline container), statement path', "$future SELECT ttl.purge('app.d_trig', 5); SELECT ttl.purge('app.d_trig');" ],
-	[ 'ttl.pause / ttl.resume', "SELECT ttl.pause('app.fresh'); SELECT ttl.resume('app.fresh');" ],
-	[ 'ttl.disable', "SELECT ttl.disable('app.fresh');" ],
-	[ 'sql_drop event trigger (DROP TABLE)', "DROP TABLE app.dropme CASCADE;" ],
-	[ 'SELECT * FROM ttl.stats', "SELECT * FROM ttl.stats;" ],
-	[ 'ttl.backlog', "SELECT * FROM ttl.backlog('app.p_plain');" ],
-	# the ALTER TABLE event triggers (containers follow their table)
-	[ 'ALTER TABLE ADD COLUMN', "ALTER TABLE app.alt ADD COLUMN extra int;" ],
-	[ 'ALTER TABLE RENAME COLUMN', "ALTER TABLE app.alt RENAME COLUMN extra TO extra2;" ],
-	[ 'ALTER TABLE DROP COLUMN', "ALTER TABLE app.alt DROP COLUMN extra2;" ],
-	[ 'ALTER TABLE ALTER COLUMN TYPE', "ALTER TABLE app.alt ALTER COLUMN note TYPE varchar(100);" ],
-	[ 'ALTER TABLE RENAME the document column', "ALTER TABLE app.alt RENAME COLUMN doc TO body;" ],
-	[ 'ALTER TABLE ENABLE ROW LEVEL SECURITY', "ALTER TABLE app.alt ENABLE ROW LEVEL SECURITY;" ],
-	[ 'ALTER TABLE FORCE / DISABLE ROW LEVEL SECURITY',
-	  "ALTER TABLE app.alt FORCE ROW LEVEL SECURITY; ALTER TABLE app.alt DISABLE ROW LEVEL SECURITY;" ],
-	[ 'ALTER TABLE RENAME TO', "ALTER TABLE app.alt RENAME TO alt2;" ],
-	[ 'ALTER TABLE SET SCHEMA', "ALTER TABLE app.alt2 SET SCHEMA app2;" ],
-	[ 'ALTER TABLE OWNER TO', "ALTER TABLE app2.alt2 OWNER TO bob;" ],
-	[ 'refused ALTER TABLE DROP the document column',
-	  "DO \$\$ BEGIN ALTER TABLE app2.alt2 DROP COLUMN body; EXCEPTION WHEN feature_not_supported THEN NULL; END \$\$;" ],
-	[ 'insert after the changes (stamping trigger)', "INSERT INTO app2.alt2 (id, note, body) VALUES (1, 'x', '{}');" ],
-);
-
 $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
-CREATE ROLE bob;
+CREATE ROLE reader LOGIN;
+CREATE ROLE heir;
 CREATE DATABASE canary;
+GRANT CREATE ON DATABASE canary TO alice;
 });
 
-# the plants, in public and in the superuser's own schema
-my $plant_sql = qq{
-CREATE TABLE public.canary (what text, who name, backend text,
-                            at timestamptz DEFAULT pg_catalog.clock_timestamp());
-GRANT INSERT, SELECT ON public.canary TO PUBLIC;
-CREATE SCHEMA "$super";
-};
+# What every plant runs to record itself.  RAISE LOG goes to the server
+# log only (client_min_messages stays NOTICE) and is not undone by the
+# rollback of a call that fails.
+sub record_sql
+{
+	my ($what) = @_;
+	return qq{RAISE LOG 'ttl-canary|%|%|%|%|', $what, current_user, session_user,
+              pg_catalog.current_setting('application_name');};
+}
+
+my $plant_sql = qq{CREATE SCHEMA "$super";\n};
 my $n = 0;
 for my $schema ('public', $super)
 {
@@ -135,12 +136,11 @@ for my $schema ('public', $super)
 	{
 		my ($op, $l, $r, $ret, $body) = @$o;
 		$n++;
+		my $rec = record_sql("'search path: $schema.$op($l, $r)'");
 		$plant_sql .= qq{
 CREATE FUNCTION $qs.canary_op_$n($l, $r) RETURNS $ret LANGUAGE plpgsql AS \$c\$
 BEGIN
-    INSERT INTO public.canary (what, who, backend) VALUES
-        ('$schema.$op($l, $r)', pg_catalog.current_user(),
-         pg_catalog.current_setting('application_name'));
+    $rec
     RETURN $body;
 END \$c\$;
 CREATE OPERATOR $qs.$op (LEFTARG = $l, RIGHTARG = $r, FUNCTION = $qs.canary_op_$n);
@@ -149,12 +149,11 @@ CREATE OPERATOR $qs.$op (LEFTARG = $l, RIGHTARG = $r, FUNCTION = $qs.canary_op_$
 	for my $f (@functions)
 	{
 		my ($name, $args, $ret, $body) = @$f;
+		my $rec = record_sql("'search path: $schema.$name($args)'");
 		$plant_sql .= qq{
 CREATE FUNCTION $qs.$name($args) RETURNS $ret LANGUAGE plpgsql AS \$c\$
 BEGIN
-    INSERT INTO public.canary (what, who, backend) VALUES
-        ('$schema.$name($args)', pg_catalog.current_user(),
-         pg_catalog.current_setting('application_name'));
+    $rec
     RETURN $body;
 END \$c\$;
 };
@@ -165,38 +164,91 @@ ALTER DATABASE canary SET search_path = "\$user", public, pg_catalog;
 };
 $node->safe_psql('canary', $plant_sql);
 
-# Containers owned by alice.  p_plain takes the direct path, p_trig (a
-# DELETE trigger) the statement path; w_* are for the worker.
+# ---------------------------------------------------------------------------
+# owner plants: alice's schema evil, her plants and her tables
+# ---------------------------------------------------------------------------
+
 $node->safe_psql('canary', q{
 CREATE EXTENSION ttl;
-CREATE SCHEMA app AUTHORIZATION alice;
-CREATE SCHEMA app2 AUTHORIZATION alice;
-GRANT USAGE ON SCHEMA app2 TO bob;
-SET ROLE alice;
-CREATE FUNCTION app.noop() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RETURN OLD; END $$;
-CREATE TABLE app.p_plain (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.p_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.w_plain (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.w_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.fresh (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.fresh2 (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.d_plain (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TABLE app.d_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TRIGGER d_trig_noop BEFORE DELETE ON app.d_trig FOR EACH ROW EXECUTE FUNCTION app.noop();
-CREATE TABLE app.dropme (id int PRIMARY KEY, doc jsonb NOT NULL);
-CREATE TRIGGER p_trig_noop BEFORE DELETE ON app.p_trig FOR EACH ROW EXECUTE FUNCTION app.noop();
-CREATE TRIGGER w_trig_noop BEFORE DELETE ON app.w_trig FOR EACH ROW EXECUTE FUNCTION app.noop();
-SELECT ttl.enable('app.p_plain', -1);
-SELECT ttl.enable('app.p_trig', -1);
-SELECT ttl.enable('app.w_plain', -1);
-SELECT ttl.enable('app.w_trig', -1);
-SELECT ttl.enable('app.dropme', 60);
-SELECT ttl.enable('app.d_plain', -1, deadline_property => 'until');
-SELECT ttl.enable('app.d_trig', -1, deadline_property => 'until');
-CREATE TABLE app.alt (id int PRIMARY KEY, note text, doc jsonb NOT NULL);
-SELECT ttl.enable('app.alt', 60);
-INSERT INTO app.fresh SELECT g, '{}' FROM generate_series(1, 5) g;
+CREATE SCHEMA evil AUTHORIZATION alice;
+CREATE SCHEMA evil2 AUTHORIZATION alice;
+GRANT USAGE ON SCHEMA evil, evil2 TO reader, heir;
+});
+
+my $rec = record_sql('plant');
+my $owner_sql = qq{
+CREATE FUNCTION evil.rec(plant text) RETURNS void LANGUAGE plpgsql VOLATILE AS \$\$
+BEGIN
+    $rec
+END \$\$;
+-- an IMMUTABLE function may call a VOLATILE one from plpgsql
+CREATE FUNCTION evil.k() RETURNS text LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN PERFORM evil.rec('index expression'); RETURN 'k'; END \$\$;
+CREATE FUNCTION evil.p() RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN PERFORM evil.rec('partial-index predicate'); RETURN true; END \$\$;
+CREATE FUNCTION evil.dp() RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN PERFORM evil.rec('deadline-index predicate'); RETURN true; END \$\$;
+CREATE FUNCTION evil.pol(id integer) RETURNS boolean LANGUAGE plpgsql VOLATILE AS \$\$
+BEGIN PERFORM evil.rec('row-level security policy'); RETURN true; END \$\$;
+CREATE FUNCTION evil.dflt() RETURNS text LANGUAGE plpgsql VOLATILE AS \$\$
+BEGIN PERFORM evil.rec('column default'); RETURN 'd'; END \$\$;
+CREATE FUNCTION evil.chk(doc jsonb) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN PERFORM evil.rec('check constraint'); RETURN true; END \$\$;
+CREATE FUNCTION evil.trg() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+    PERFORM evil.rec('trigger');
+    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN RETURN OLD; END IF;
+    RETURN NEW;
+END \$\$;
+-- a table with every plant; a container (with the deadline property
+-- "until") when asked
+CREATE FUNCTION evil.make(t name, enable boolean, deadline boolean, rls boolean) RETURNS void
+LANGUAGE plpgsql AS \$\$
+BEGIN
+    EXECUTE pg_catalog.format('CREATE TABLE evil.%I (id integer PRIMARY KEY, doc jsonb NOT NULL,'
+                              ' note text DEFAULT evil.dflt(), CONSTRAINT %I CHECK (evil.chk(doc)))',
+                              t, t OPERATOR(pg_catalog.||) '_ev_chk');
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON evil.%I ((doc OPERATOR(pg_catalog.->>) evil.k()))',
+                              t OPERATOR(pg_catalog.||) '_ev_expr', t);
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON evil.%I (id) WHERE evil.p()',
+                              t OPERATOR(pg_catalog.||) '_ev_pred', t);
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON evil.%I ((ttl.doc_deadline_key(doc, %L::pg_catalog.text)))'
+                              ' WHERE ttl.doc_deadline_key(doc, %L::pg_catalog.text) IS NOT NULL AND evil.dp()',
+                              t OPERATOR(pg_catalog.||) '_ev_dl', t, 'until', 'until');
+    EXECUTE pg_catalog.format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE ON evil.%I'
+                              ' FOR EACH ROW EXECUTE FUNCTION evil.trg()', t OPERATOR(pg_catalog.||) '_ev_trg', t);
+    EXECUTE pg_catalog.format('CREATE POLICY %I ON evil.%I USING (evil.pol(id))',
+                              t OPERATOR(pg_catalog.||) '_ev_pol', t);
+    IF rls THEN
+        EXECUTE pg_catalog.format('ALTER TABLE evil.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE pg_catalog.format('ALTER TABLE evil.%I FORCE ROW LEVEL SECURITY', t);
+    END IF;
+    EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE ON evil.%I TO reader', t);
+    EXECUTE pg_catalog.format('INSERT INTO evil.%I (id, doc) SELECT g, %L FROM pg_catalog.generate_series(1, 3) g',
+                              t, '{"ttl": 100000, "until": 4070908800}');
+    IF enable THEN
+        PERFORM ttl.enable(pg_catalog.format('evil.%I', t)::pg_catalog.regclass, 100000,
+                           deadline_property => CASE WHEN deadline THEN 'until' END);
+        EXECUTE pg_catalog.format('GRANT SELECT ON evil.%I TO reader', t OPERATOR(pg_catalog.||) '_live');
+    END IF;
+END \$\$;
+SELECT evil.make('box', true, true, true);
+SELECT evil.make('box_twin', false, true, true);
+SELECT evil.make('open', true, false, false);
+SELECT evil.make('open_twin', false, false, false);
+};
+alice_psql($owner_sql);
+
+# Containers of the search-path part: w_* for the worker (w_trig has a
+# DELETE trigger: the statement path).
+alice_psql(q{
+CREATE SCHEMA w;
+CREATE FUNCTION w.noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$;
+CREATE TABLE w.w_plain (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE w.w_trig (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TRIGGER w_trig_noop BEFORE DELETE ON w.w_trig FOR EACH ROW EXECUTE FUNCTION w.noop();
+SELECT ttl.enable('w.w_plain', -1);
+SELECT ttl.enable('w.w_trig', -1);
 });
 
 # A worker connected before the search_path was set would not see it.
@@ -204,90 +256,416 @@ $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
 	  . " WHERE backend_type = 'ttl worker' AND datname = 'canary'");
 
-sub canary_rows
+# SQL as alice (her own session: everything her plants do here runs as her).
+sub alice_psql
 {
-	return $node->safe_psql('canary',
-		'SELECT what, who, backend FROM public.canary ORDER BY at');
-}
-
-sub reset_canary
-{
-	$node->safe_psql('canary', 'TRUNCATE public.canary');
+	my ($sql) = @_;
+	local $ENV{PGAPPNAME} = 'setup';
+	$node->safe_psql('canary', $sql, extra_params => [ '-U', 'alice' ]);
 	return;
 }
 
-# As the attacked superuser: a fresh session with the database's default
-# search_path.
-sub hostile_psql
+# ---------------------------------------------------------------------------
+# the calls
+# ---------------------------------------------------------------------------
+
+my $call_no = 0;
+my %call_of_app;    # application_name -> call
+my @calls;
+
+# One statement in a fresh session as $role under the hostile search_path;
+# returns the call.
+sub run_call
 {
-	my ($sql) = @_;
+	my (%c) = @_;
 	local $ENV{PGOPTIONS};
 	delete $ENV{PGOPTIONS};
-	my ($ret, $out, $err) = $node->psql('canary', $sql);
-	diag($err) if $ret != 0;
-	return $ret;
+	$call_no++;
+	my $app = "ttl-canary-call-$call_no";
+	local $ENV{PGAPPNAME} = $app;
+	my ($ret, $out, $err) = $node->psql('canary', $c{sql},
+		extra_params => [ '-U', $c{role} ]);
+	my $call = { %c, app => $app, ret => $ret, err => $err };
+	$call_of_app{$app} = $call;
+	push @calls, $call;
+	return $call;
 }
 
-# Positive control: an unqualified call picks the plant, in each schema.
-hostile_psql(q{SELECT 1::oid = 'pg_class'::regclass, 1::bigint + 1::bigint});
-hostile_psql(q{SET search_path = public, pg_catalog; SELECT pg_catalog.count(*) FROM pg_class WHERE oid = 'pg_class'::regclass});
-my $control = canary_rows();
-like($control, qr/^\Q$super\E\.=\(oid, regclass\)\|\Q$super\E\|/m,
-	'control: a plant in the superuser\'s schema fires when called unqualified');
-like($control, qr/^\Q$super\E\.\+\(bigint, bigint\)\|/m,
-	'control: ... also one that pg_catalog has too, pg_catalog being last');
-like($control, qr/^public\.=\(oid, regclass\)\|/m,
-	'control: ... and a plant in public');
-reset_canary();
+my $doc = q{'{"ttl": 60, "_ts": 1700000000, "until": 4070908800, "n": 5, "a": {"b": 1}}'::jsonb};
+my @containers = ('evil.box', 'evil.open');    # box: RLS forced, deadline; open: neither
+my $fresh_no = 0;
 
-# The worker: it purges the w_* containers (real clock, ttl 1 s).
-$node->safe_psql('canary', q{
-SET ROLE alice;
-INSERT INTO app.w_plain SELECT g, '{"ttl": 1}' FROM generate_series(1, 20) g;
-INSERT INTO app.w_trig SELECT g, '{"ttl": 1}' FROM generate_series(1, 20) g;
-INSERT INTO app.p_plain SELECT g, '{"ttl": 100000}' FROM generate_series(1, 20) g;
-INSERT INTO app.p_trig SELECT g, '{"ttl": 100000}' FROM generate_series(1, 20) g;
-INSERT INTO app.d_plain SELECT g, '{"until": "2099-01-01T00:00:00Z"}' FROM generate_series(1, 20) g;
-INSERT INTO app.d_trig SELECT g, '{"until": 4070908800}' FROM generate_series(1, 20) g;
+# A new table with every plant, made by alice: 'table' (no container),
+# 'container', 'deadline' (a container with a deadline property), 'pair'
+# (a container and its twin: returns both names).
+sub fresh
+{
+	my ($kind) = @_;
+	$fresh_no++;
+	my $t = "f$fresh_no";
+	my $enable = $kind eq 'table' ? 'false' : 'true';
+	my $deadline = $kind eq 'deadline' ? 'true' : 'false';
+	my $sql = "SELECT evil.make('$t', $enable, $deadline, false);";
+	$sql .= "SELECT evil.make('${t}_twin', false, false, false);" if $kind eq 'pair';
+	alice_psql($sql);
+	return $kind eq 'pair' ? ("evil.$t", "evil.${t}_twin") : "evil.$t";
+}
+
+sub sel { my ($f, @args) = @_; return "SELECT $f(" . join(', ', @args) . ');'; }
+sub reg { return "'$_[0]'::regclass"; }
+sub on_containers { my ($f, @rest) = @_; return map { sel($f, reg($_), @rest) } @containers; }
+
+# After "SET ttl.now_override" to 2100 (superuser only) every item of the
+# containers is due.
+my $future = q{SET ttl.now_override = '2100-01-01 00:00:00+00';};
+my $id = 1000;
+
+# Statements that fire the trigger and event-trigger functions: each runs
+# on a container and on its twin.
+sub stamp_statements
+{
+	return map {
+		my ($c) = $_;
+		(map { { sql => $_ =~ s/%t/$c/gr, twin => $_ =~ s/%t/${c}_twin/gr } }
+		  "INSERT INTO %t (id, doc) VALUES (" . $id++ . ", '{\"ttl\": 100000}');",
+		  "UPDATE %t SET doc = doc WHERE id = 1;")
+	} @containers;
+}
+
+# ALTER TABLE of a fresh container and its twin; %t the table, %n its bare name.
+my @alter_table = (
+	[ 'ALTER TABLE %t ADD COLUMN extra int;' ],
+	[ 'ALTER TABLE %t RENAME COLUMN note TO note2;' ],
+	[ 'ALTER TABLE %t DROP COLUMN note;' ],
+	[ 'ALTER TABLE %t ALTER COLUMN note TYPE varchar(100);' ],
+	[ 'ALTER TABLE %t RENAME COLUMN doc TO body;' ],
+	[ 'ALTER TABLE %t ENABLE ROW LEVEL SECURITY; ALTER TABLE %t FORCE ROW LEVEL SECURITY;'
+	  . ' ALTER TABLE %t NO FORCE ROW LEVEL SECURITY; ALTER TABLE %t DISABLE ROW LEVEL SECURITY;' ],
+	[ 'ALTER TABLE %t RENAME TO %n_renamed;' ],
+	[ 'ALTER TABLE %t SET SCHEMA evil2;' ],
+	[ 'ALTER TABLE %t OWNER TO heir;' ],
+	[ 'ALTER TABLE %t DROP COLUMN doc;', 'a container refuses to lose its document column (0A000)' ],
+);
+my @drop_table = ([ 'DROP TABLE %t CASCADE;' ]);
+
+sub on_fresh_pairs
+{
+	my ($list) = @_;
+	return map {
+		my ($tmpl, $fails) = @$_;
+		my ($c, $t) = fresh('pair');
+		my %s;
+		for ([ sql => $c ], [ twin => $t ])
+		{
+			my ($k, $name) = @$_;
+			(my $bare = $name) =~ s/^evil\.//;
+			$s{$k} = $tmpl =~ s/%t/$name/gr =~ s/%n/$bare/gr;
+		}
+		$s{fails} = $fails;
+		\%s
+	} @$list;
+}
+
+# Every function and procedure of the extension, by its signature in the
+# catalog (pg_catalog first: "ttl.f(regclass,integer)"): a sub returning the
+# calls for one role, each a statement or { sql, twin, fails }.  Optional
+# keys: future => 1 (the superuser's calls run with every item due),
+# fails => why the superuser's call raises.  Arguments: regclass -> the
+# containers (or a fresh table where the call changes or drops it), jsonb
+# -> a document, integer -> 60, text -> a property name, timestamptz ->
+# ttl.now().
+my %calls = (
+	'ttl.now()' => { calls => sub { sel('ttl.now') } },
+	'ttl.doc_ts(jsonb)' => { calls => sub { sel('ttl.doc_ts', $doc) } },
+	'ttl.doc_ttl(jsonb)' => { calls => sub { sel('ttl.doc_ttl', $doc) } },
+	'ttl.doc_expiry(jsonb)' => { calls => sub { sel('ttl.doc_expiry', $doc) } },
+	'ttl.doc_expired(jsonb,integer,bigint)' => { calls => sub { sel('ttl.doc_expired', $doc, 60, 1700000100) } },
+	'ttl.doc_expired(jsonb,integer,bigint,text)' =>
+	  { calls => sub { sel('ttl.doc_expired', $doc, 60, 1700000100, q{'until'}) } },
+	'ttl.live(jsonb,regclass)' => { calls => sub { map { sel('ttl.live', $doc, reg($_)) } @containers } },
+	'ttl.field(jsonb,text)' => { calls => sub { sel('ttl.field', $doc, q{'until'}) } },
+	'ttl.field_bigint(jsonb,text)' => { calls => sub { sel('ttl.field_bigint', $doc, q{'n'}) } },
+	'ttl.field_float(jsonb,text)' => { calls => sub { sel('ttl.field_float', $doc, q{'n'}) } },
+	'ttl.path(jsonb,text[])' => { calls => sub { sel('ttl.path', $doc, q{'a'}, q{'b'}) } },    # VARIADIC
+	'ttl.contains(jsonb,jsonb)' => { calls => sub { sel('ttl.contains', $doc, q{'{"n": 5}'::jsonb}) } },
+	'ttl.doc_purge_key(jsonb)' => { calls => sub { sel('ttl.doc_purge_key', $doc) } },
+	'ttl.doc_deadline_key(jsonb,text)' => { calls => sub { sel('ttl.doc_deadline_key', $doc, q{'until'}) } },
+	'ttl.calculate(integer,integer,bigint,timestamp with time zone,timestamp with time zone)' =>
+	  { calls => sub { sel('ttl.calculate', 60, 'NULL', 1700000000, 'ttl.now()', 'NULL') } },
+	'ttl.state(regclass,jsonb)' => { calls => sub { on_containers('ttl.state', $doc) } },
+	'ttl.expires_at(regclass,jsonb)' => { calls => sub { on_containers('ttl.expires_at', $doc) } },
+	'ttl.is_expired(regclass,jsonb)' => { calls => sub { on_containers('ttl.is_expired', $doc) } },
+	'ttl._validate(regclass,jsonb,name)' => { calls => sub { on_containers('ttl._validate', $doc, q{'doc'}) } },
+
+	# policy and container administration
+	'ttl.enable(regclass,integer,name,text)' => {
+		calls => sub {
+			(sel('ttl.enable', reg(fresh('table')), 60),
+			 sel('ttl.enable', reg(fresh('table')), 60, q{'doc'}, q{'until'}))
+		} },
+	'ttl._register(regclass,integer,name)' => { calls => sub { sel('ttl._register', reg(fresh('table')), 60, q{'doc'}) } },
+	'ttl._existing_rows(regclass,name,boolean)' =>
+	  { calls => sub { map { (sel('ttl._existing_rows', reg($_), q{'doc'}, 'false'),
+	                          sel('ttl._existing_rows', reg($_), q{'doc'}, 'true')) } @containers } },
+	'ttl._set_objects(regclass,regclass)' =>
+	  { calls => sub { my $t = fresh('container'); sel('ttl._set_objects', reg($t), reg("${t}_live")) } },
+	'ttl._unregister(regclass)' => { calls => sub { sel('ttl._unregister', reg(fresh('container'))) } },
+	'ttl.disable(regclass)' => { calls => sub { sel('ttl.disable', reg(fresh('deadline'))) } },
+	'ttl.set_default_ttl(regclass,integer)' => { calls => sub { on_containers('ttl.set_default_ttl', 100000) } },
+	'ttl.pause(regclass)' => { calls => sub { sel('ttl.pause', reg(fresh('container'))) } },
+	'ttl.resume(regclass)' => {
+		calls => sub {
+			my $t = fresh('container');
+			alice_psql("SELECT ttl.pause('$t');");
+			sel('ttl.resume', reg($t))
+		} },
+	'ttl._follow_table(regclass)' => { calls => sub { on_containers('ttl._follow_table') } },
+	'ttl._purge_index_name(name,boolean)' => { calls => sub { sel('ttl._purge_index_name', q{'box'}, 'false') } },
+	'ttl.upgrade_purge_index_sql(regclass)' => { calls => sub { on_containers('ttl.upgrade_purge_index_sql') } },
+	'ttl._set_append_only(regclass,boolean)' =>
+	  { calls => sub { sel('ttl._set_append_only', reg(fresh('container')), 'true') } },
+	'ttl._set_append_only(regclass,boolean,text)' =>
+	  { calls => sub { sel('ttl._set_append_only', reg(fresh('container')), 'true', q{'none'}) } },
+	'ttl.set_append_only(regclass,boolean)' =>
+	  { calls => sub { sel('ttl.set_append_only', reg(fresh('deadline')), 'true') } },
+	'ttl.set_append_only(regclass,boolean,text)' =>
+	  { calls => sub { (sel('ttl.set_append_only', reg(fresh('deadline')), 'true', q{'none'}),
+	                    sel('ttl.set_append_only', reg(fresh('container')), 'true', q{'brin'})) } },
+
+	# rule 9: deadlines
+	'ttl._set_deadline_property(regclass,text)' =>
+	  { calls => sub { sel('ttl._set_deadline_property', reg(fresh('container')), q{'until'}) } },
+	'ttl._check_deadlines(regclass)' => { calls => sub { on_containers('ttl._check_deadlines') } },
+	'ttl._is_deadline_index(regclass,regclass)' => {
+		calls => sub {
+			map { my $c = $_; map { sel('ttl._is_deadline_index', reg("${c}_$_"), reg($c)) } qw(ev_expr ev_dl ev_pred) }
+			  @containers
+		} },
+	'ttl._deadline_index_name(name,boolean)' => { calls => sub { sel('ttl._deadline_index_name', q{'box'}, 'false') } },
+	'ttl.set_deadline_property(regclass,text)' => {
+		calls => sub {
+			(sel('ttl.set_deadline_property', reg(fresh('container')), q{'until'}),
+			 sel('ttl.set_deadline_property', reg(fresh('deadline')), q{'other'}),
+			 sel('ttl.set_deadline_property', reg(fresh('deadline')), 'NULL'))
+		} },
+	'ttl.deadline_index_sql(regclass,text)' =>
+	  { calls => sub { map { (sel('ttl.deadline_index_sql', reg($_), q{'until'}),
+	                          sel('ttl.deadline_index_sql', reg($_), q{'other'})) } @containers } },
+
+	# purge
+	'ttl.purge(regclass,bigint)' => {
+		future => 1,
+		calls => sub { (on_containers('ttl.purge'), on_containers('ttl.purge', 1), sel('ttl.purge')) } },
+	'ttl.run_purge()' => { future => 1, calls => sub { 'CALL ttl.run_purge();' } },
+	'ttl._purge_statement(regclass,boolean)' =>
+	  { calls => sub { (on_containers('ttl._purge_statement', 'false'), on_containers('ttl._purge_statement', 'true')) } },
+	'ttl._purge_plan_options()' => { calls => sub { sel('ttl._purge_plan_options') } },
+	'ttl.schedule_purge(text,name)' =>
+	  { fails => 'pg_cron is not installed', calls => sub { sel('ttl.schedule_purge', q{'* * * * *'}, q{'canary'}) } },
+	'ttl.unschedule_purge(name)' =>
+	  { fails => 'pg_cron is not installed', calls => sub { sel('ttl.unschedule_purge', q{'canary'}) } },
+
+	# statistics, previews and the pool
+	'ttl.backlog(regclass)' => { future => 1, calls => sub { on_containers('ttl.backlog') } },
+	'ttl._backlog(regclass)' =>
+	  { future => 1, calls => sub { (on_containers('ttl._backlog'), 'SELECT * FROM ttl.stats;') } },
+	'ttl.preview(regclass,integer,timestamp with time zone)' =>
+	  { calls => sub { (on_containers('ttl.preview', 60, 'ttl.now()'), on_containers('ttl.preview', 60)) } },
+	'ttl.expiring(regclass,interval,timestamp with time zone)' =>
+	  { calls => sub { on_containers('ttl.expiring', q{'1 day'}, 'ttl.now()') } },
+	'ttl._databases()' => { calls => sub { (sel('ttl._databases'), 'SELECT * FROM ttl.databases;') } },
+	'ttl._worker_pool()' => { calls => sub { (sel('ttl._worker_pool'), 'SELECT * FROM ttl.worker_pool;') } },
+
+	# Citus (absent here: the functions must still be harmless)
+	'ttl._citus_kind(regclass)' => { calls => sub { on_containers('ttl._citus_kind') } },
+	'ttl._citus_sync_policy(regclass)' => { calls => sub { on_containers('ttl._citus_sync_policy') } },
+	'ttl._local_placements(regclass)' => { calls => sub { on_containers('ttl._local_placements') } },
+	'ttl._purge_placements(regclass,bigint)' => { future => 1, calls => sub { on_containers('ttl._purge_placements') } },
+	'ttl._placement_stats(regclass)' => { calls => sub { on_containers('ttl._placement_stats') } },
+	'ttl._distributed_stats()' =>
+	  { calls => sub { (sel('ttl._distributed_stats'), 'SELECT * FROM ttl.distributed_stats;') } },
+
+	# fired by statements
+	'ttl.stamp()' => { statements => \&stamp_statements },
+	'ttl._ddl_start()' => { statements => sub { on_fresh_pairs(\@alter_table) }, same_as => 'ttl._ddl_end()' },
+	'ttl._ddl_end()' => { statements => sub { on_fresh_pairs(\@alter_table) } },
+	'ttl._on_sql_drop()' => { statements => sub { on_fresh_pairs(\@drop_table) } },
+);
+
+# ---------------------------------------------------------------------------
+# the catalog
+# ---------------------------------------------------------------------------
+
+my @catalog = split /\n/, $node->safe_psql('canary', q{
+SELECT p.oid::regprocedure::text || '|' || p.prokind::text || '|' || p.prorettype::regtype::text
+  FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+ WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+   AND d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'ttl')
+ ORDER BY 1});
+my %in_catalog;
+for (@catalog)
+{
+	my ($sig, $kind, $ret) = split /\|/;
+	$in_catalog{$sig} = { kind => $kind, ret => $ret };
+}
+cmp_ok(scalar(keys %in_catalog), '>', 50, 'the catalog lists the extension\'s functions');
+for my $sig (sort keys %in_catalog)
+{
+	ok(exists $calls{$sig}, "$sig has an entry in \%calls")
+	  or diag("add an argument builder for $sig to test/t/011_canary.pl");
+}
+for my $sig (sort keys %calls)
+{
+	ok(exists $in_catalog{$sig}, "entry $sig names a function of the extension");
+}
+
+# ---------------------------------------------------------------------------
+# positive controls
+# ---------------------------------------------------------------------------
+
+sub control
+{
+	my ($role, $sql) = @_;
+	return run_call(control => 1, role => $role, sql => $sql);
+}
+my @control = (
+	control($super, q{SELECT 1::oid = 'pg_class'::regclass, 1::bigint + 1::bigint}),
+	control($super, q{SET search_path = public, pg_catalog; SELECT pg_catalog.count(*) FROM pg_class WHERE oid = 'pg_class'::regclass}),
+	# PostgreSQL itself folds alice's index expressions for whoever plans a
+	# query on her table, and applies her policy to the reader
+	control($super, q{SELECT pg_catalog.count(*) FROM evil.open}),
+	control('reader', q{SELECT pg_catalog.count(*) FROM evil.box}),
+);
+
+# ---------------------------------------------------------------------------
+# the worker
+# ---------------------------------------------------------------------------
+
+alice_psql(q{
+INSERT INTO w.w_plain SELECT g, '{"ttl": 1}' FROM generate_series(1, 20) g;
+INSERT INTO w.w_trig SELECT g, '{"ttl": 1}' FROM generate_series(1, 20) g;
 });
 ok( $node->poll_query_until('canary',
-		'SELECT (SELECT pg_catalog.count(*) FROM app.w_plain)'
-		  . ' OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM app.w_trig)', '0'),
+		'SELECT (SELECT pg_catalog.count(*) FROM w.w_plain)'
+		  . ' OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM w.w_trig)', '0'),
 	'worker purged both containers');
-# one more full round after that, with nothing to delete
-wait_seconds($node, 2);
-is(canary_rows(), '', 'canary empty after the worker\'s rounds');
-reset_canary();
 
-for my $path (@paths)
+# ---------------------------------------------------------------------------
+# every function, as the superuser and as the reader
+# ---------------------------------------------------------------------------
+
+my %called;    # signature -> number of statements run
+my %done_statements;
+for my $sig (sort keys %calls)
 {
-	my ($label, $sql) = @$path;
-	is(hostile_psql($sql), 0, "$label runs");
-	is(canary_rows(), '', "canary empty after $label");
-	reset_canary();
+	next unless exists $in_catalog{$sig};
+	my $e = $calls{$sig};
+	for my $role ($super, 'reader')
+	{
+		if ($e->{statements})
+		{
+			# one set of statements fires both event triggers
+			if ($e->{same_as} && $done_statements{"$e->{same_as}|$role"})
+			{
+				$called{$sig} += $done_statements{"$e->{same_as}|$role"};
+				next;
+			}
+			for my $s ($e->{statements}->())
+			{
+				my $c = run_call(sig => $sig, role => $role, sql => $s->{sql},
+					fails => $s->{fails});
+				my $t = run_call(sig => $sig, role => $role, sql => $s->{twin}, twin => 1);
+				$c->{twin_call} = $t;
+				$called{$sig}++;
+				$done_statements{"$sig|$role"}++;
+			}
+			next;
+		}
+		for my $sql ($e->{calls}->($role))
+		{
+			$sql = $future . $sql if $e->{future} && $role eq $super;
+			run_call(sig => $sig, role => $role, sql => $sql, fails => $e->{fails});
+			$called{$sig}++;
+		}
+	}
+}
+# the worker's rounds over all those containers
+wait_seconds($node, 2);
+
+is_deeply([ sort keys %called ], [ sort keys %in_catalog ],
+	'the functions called are exactly the catalog\'s');
+
+for my $c (grep { !$_->{control} && !$_->{twin} && $_->{role} eq $super } @calls)
+{
+	if ($c->{fails})
+	{
+		note("$c->{sql} (superuser) failed as expected: $c->{fails}") if $c->{ret} != 0;
+		next;
+	}
+	is($c->{ret}, 0, "superuser: $c->{sql} runs") or diag($c->{err});
 }
 
-is( $node->safe_psql('canary',
-		'SELECT (SELECT pg_catalog.count(*) FROM app.p_plain)'
-		  . ' OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM app.p_trig)'),
-	'0', 'the superuser purges deleted the p_* rows (the paths ran)');
-is( $node->safe_psql('canary',
-		'SELECT (SELECT pg_catalog.count(*) FROM app.d_plain)'
-		  . ' OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM app.d_trig)'),
-	'0', 'the superuser purges deleted the d_* rows by their deadline (the paths ran)');
-is( $node->safe_psql('canary',
-		"SELECT pg_catalog.count(*) FROM ttl.registry WHERE relid::oid OPERATOR(pg_catalog.=) 'app.fresh'::regclass::oid"),
-	'0', 'ttl.disable ran');
-is( $node->safe_psql('canary',
-		"SELECT c.relowner::pg_catalog.regrole::pg_catalog.text, r.doc_column"
-		  . " FROM ttl.registry r JOIN pg_catalog.pg_class c"
-		  . " ON c.oid OPERATOR(pg_catalog.=) r.live_view::pg_catalog.oid"
-		  . " WHERE r.live_view OPERATOR(pg_catalog.=) 'app2.alt2_live'::pg_catalog.regclass"),
-	'bob|body', 'the ALTER TABLE paths ran (view renamed, moved, given away; document column followed)');
+# ---------------------------------------------------------------------------
+# what the plants saw
+# ---------------------------------------------------------------------------
 
-# after everything, the worker's later rounds still planted nothing
-wait_seconds($node, 2);
-is(canary_rows(), '', 'canary still empty at the end');
+my %owner = (alice => 1, heir => 1);
+my @runs;    # [plant, current_user, session_user, application_name]
+for my $line (split /\n/, slurp_file($node->logfile))
+{
+	push @runs, [ $1, $2, $3, $4 ]
+	  if $line =~ /LOG:  ttl-canary\|([^|]*)\|([^|]*)\|([^|]*)\|([^|]*)\|/;
+}
+my %runs_of_app;
+push @{ $runs_of_app{ $_->[3] } }, $_ for @runs;
+
+# controls
+my $seen = sub {
+	my ($call) = @_;
+	return join("\n", map { "$_->[0] as $_->[1]" } @{ $runs_of_app{ $call->{app} } || [] });
+};
+like($seen->($control[0]), qr/^search path: \Q$super\E\.=\(oid, regclass\) as \Q$super\E$/m,
+	'control: a plant in the superuser\'s schema fires when called unqualified');
+like($seen->($control[0]), qr/^search path: \Q$super\E\.\+\(bigint, bigint\) as /m,
+	'control: ... also one that pg_catalog has too, pg_catalog being last');
+like($seen->($control[1]), qr/^search path: public\.=\(oid, regclass\) as /m,
+	'control: ... and a plant in public');
+like($seen->($control[2]), qr/^index expression as \Q$super\E$/m,
+	'control: an owner plant runs as the superuser who plans a query on the table, and is seen');
+like($seen->($control[3]), qr/^row-level security policy as reader$/m,
+	'control: ... and the policy plant as the reader');
+
+# Per call: the plants that ran as someone other than the table's owner.
+sub foreign_runs
+{
+	my ($call) = @_;
+	my %n;
+	$n{"$_->[0] as $_->[1]"}++
+	  for grep { $_->[0] =~ /^search path: / || !$owner{ $_->[1] } }
+	  @{ $runs_of_app{ $call->{app} } || [] };
+	return \%n;
+}
+
+my %by_function;    # signature -> "plant as role" -> 1
+for my $c (grep { !$_->{control} && !$_->{twin} } @calls)
+{
+	my $mine = foreign_runs($c);
+	my $twin = $c->{twin_call} ? foreign_runs($c->{twin_call}) : {};
+	# what PostgreSQL does to the twin (no container) is not ttl's
+	my @bad = map { $mine->{$_} > ($twin->{$_} // 0) ? ($_) : () } sort keys %$mine;
+	$by_function{ $c->{sig} }{$_} = 1 for @bad;
+	is(join(', ', @bad), '', "no plant ran as a non-owner in: $c->{sql} (as $c->{role})");
+}
+
+# the worker, alice's setup sessions and anything else not a call
+my @other = grep { !$call_of_app{ $_->[3] } && ($_->[0] =~ /^search path: / || !$owner{ $_->[1] }) } @runs;
+is(join("\n", map { join('|', @$_) } @other), '',
+	'no plant ran as a non-owner outside the calls (worker, setup)');
+
+diag("functions that ran a plant as a non-owner:\n"
+	  . join('', map { "  $_: " . join(', ', sort keys %{ $by_function{$_} }) . "\n" } sort keys %by_function))
+  if %by_function;
 
 $node->stop;
 done_testing();
