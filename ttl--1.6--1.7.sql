@@ -4,7 +4,7 @@
 \echo Use "ALTER EXTENSION ttl UPDATE TO '1.7'" to load this file. \quit
 
 -- Every function below that runs SQL pins search_path = pg_catalog, pg_temp
--- and names its operators schema-qualified: see README, "Security model".
+-- and names its operators schema-qualified: see docs/security.md.
 
 -- ---------------------------------------------------------------------------
 -- section: one gate for a user table's definitions; internal functions

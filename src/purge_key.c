@@ -28,6 +28,11 @@
  * containers enabled before 1.3 keep being purged through their two partial
  * indexes until ttl.upgrade_purge_index_sql() moves them over.
  *
+ * Security: an index's definition is read as stored (definitions.c), never
+ * through the relcache functions that fold it: folding runs the owner's
+ * IMMUTABLE functions with the rights of whoever asks (a superuser, the
+ * worker, a reader calling ttl.preview()).
+ *
  * Locking: ttl_has_purge_key_index() takes AccessShareLock on the table's
  * indexes it looks at, like the planner; the rest takes none.  Never raises
  * on document content (an index expression).
@@ -49,6 +54,7 @@
 #include "utils/rel.h"
 
 #include "citus_meta.h"
+#include "definitions.h"
 #include "document.h"
 #include "document_read.h"
 #include "purge_key.h"
@@ -149,7 +155,7 @@ citus_shard_purge_index(Relation index, TtlPurgeIndexKind kind, AttrNumber doc_a
 
 	if (!ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy))
 		return false;
-	pred = RelationGetIndexPredicate(index);
+	pred = ttl_index_predicate_as_stored(index);
 	if (kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN)
 		return pred == NIL;
 	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
@@ -190,7 +196,7 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 		!index->rd_index->indisvalid ||
 		index->rd_index->indkey.values[0] != 0)
 		return TTL_INDEX_OTHER;
-	exprs = RelationGetIndexExpressions(index);
+	exprs = ttl_index_expressions_as_stored(index);
 	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
 		return TTL_INDEX_OTHER;
 	func = (FuncExpr *) linitial(exprs);
@@ -273,7 +279,7 @@ ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property
 		index->rd_index->indnatts != 1 || !index->rd_index->indisvalid ||
 		index->rd_index->indkey.values[0] != 0)
 		return false;
-	exprs = RelationGetIndexExpressions(index);
+	exprs = ttl_index_expressions_as_stored(index);
 	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
 		return false;
 	func = (FuncExpr *) linitial(exprs);
@@ -289,7 +295,7 @@ ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property
 		strcmp(get_func_name(func->funcid), "doc_deadline_key") != 0)
 		return false;
 	/* the predicate: the same key IS NOT NULL */
-	pred = RelationGetIndexPredicate(index);
+	pred = ttl_index_predicate_as_stored(index);
 	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
 		return false;
 	test = (NullTest *) linitial(pred);

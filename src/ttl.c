@@ -7,6 +7,8 @@
  *   settings.c         the ttl.* settings and the clock (ttl.now)
  *   document.c         a document's _ts and ttl, validation; accessors.c
  *   expiry.c           the rules, ttl.calculate; item_functions.c (ttl.state)
+ *   definitions.c      the one gate to a user table's index definitions:
+ *                      read as stored, nothing of the owner's evaluated
  *   registry.c         the containers: cache, reads, list, purge/policy lock;
  *                      container_admin.c (the SQL functions that change it)
  *   run_as.c           SQL as another role with a pinned search_path
