@@ -14,7 +14,8 @@
 #   plpgsql function that constant folding runs), a partial-index
 #   predicate, the predicate of an index shaped like ttl's deadline index,
 #   a row-level security policy (ENABLE + FORCE on evil.box), a column
-#   default, a check constraint and a row trigger.  Running as alice is
+#   default, a check constraint and a row trigger; on plain tables and on a
+#   partitioned one (evil.parts, the plants cloned to its partition).  Running as alice is
 #   fine (ttl works on her table as her, in a security-restricted
 #   operation); running as anyone else (the superuser or the reader who
 #   called a ttl function) is the escalation of issue 25.
@@ -201,13 +202,21 @@ BEGIN
     RETURN NEW;
 END \$\$;
 -- a table with every plant; a container (with the deadline property
--- "until") when asked
-CREATE FUNCTION evil.make(t name, enable boolean, deadline boolean, rls boolean) RETURNS void
+-- "until") when asked; partitioned (one partition, the plants cloned to
+-- it) when asked
+CREATE FUNCTION evil.make(t name, enable boolean, deadline boolean, rls boolean,
+                          part boolean DEFAULT false) RETURNS void
 LANGUAGE plpgsql AS \$\$
 BEGIN
     EXECUTE pg_catalog.format('CREATE TABLE evil.%I (id integer PRIMARY KEY, doc jsonb NOT NULL,'
-                              ' note text DEFAULT evil.dflt(), CONSTRAINT %I CHECK (evil.chk(doc)))',
-                              t, t OPERATOR(pg_catalog.||) '_ev_chk');
+                              ' note text DEFAULT evil.dflt(), CONSTRAINT %I CHECK (evil.chk(doc)))%s',
+                              t, t OPERATOR(pg_catalog.||) '_ev_chk',
+                              CASE WHEN part THEN ' PARTITION BY RANGE (id)' ELSE '' END);
+    IF part THEN
+        EXECUTE pg_catalog.format('CREATE TABLE evil.%I PARTITION OF evil.%I FOR VALUES FROM (MINVALUE) TO (MAXVALUE)',
+                                  t OPERATOR(pg_catalog.||) '_p1', t);
+        EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE ON evil.%I TO reader', t OPERATOR(pg_catalog.||) '_p1');
+    END IF;
     EXECUTE pg_catalog.format('CREATE INDEX %I ON evil.%I ((doc OPERATOR(pg_catalog.->>) evil.k()))',
                               t OPERATOR(pg_catalog.||) '_ev_expr', t);
     EXECUTE pg_catalog.format('CREATE INDEX %I ON evil.%I (id) WHERE evil.p()',
@@ -236,6 +245,8 @@ SELECT evil.make('box', true, true, true);
 SELECT evil.make('box_twin', false, true, true);
 SELECT evil.make('open', true, false, false);
 SELECT evil.make('open_twin', false, false, false);
+SELECT evil.make('parts', true, false, false, true);
+SELECT evil.make('parts_twin', false, false, false, true);
 };
 alice_psql($owner_sql);
 
@@ -292,7 +303,8 @@ sub run_call
 }
 
 my $doc = q{'{"ttl": 60, "_ts": 1700000000, "until": 4070908800, "n": 5, "a": {"b": 1}}'::jsonb};
-my @containers = ('evil.box', 'evil.open');    # box: RLS forced, deadline; open: neither
+# box: RLS forced, a deadline property; open: neither; parts: partitioned
+my @containers = ('evil.box', 'evil.open', 'evil.parts');
 my $fresh_no = 0;
 
 # A new table with every plant, made by alice: 'table' (no container),
