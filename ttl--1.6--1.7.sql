@@ -34,7 +34,183 @@ REVOKE EXECUTE ON FUNCTION ttl._citus_sync_policy(regclass) FROM PUBLIC;
 
 -- ttl.deadline_index_sql: the table's owner (or a member of the owning
 -- role, or a superuser) only, 42501 for anyone else, as for every other
--- function that acts on a container.  The rest is 1.5's body unchanged.
+-- function that acts on a container.  The check is in its definition in the
+-- section of item 3 below (names quoted once), the last CREATE OR REPLACE
+-- of it in this script.
+
+
+-- ---------------------------------------------------------------------------
+-- section: the visit bound, the in-flight record, durable back-off
+-- (issue 25, item 2)
+-- ---------------------------------------------------------------------------
+
+
+-- ---------------------------------------------------------------------------
+-- section: schema and table names that need quoting (issue 25, item 3)
+-- ---------------------------------------------------------------------------
+-- A name is quoted exactly once, from the raw catalog name: %I on
+-- pg_namespace.nspname, pg_class.relname and pg_authid.rolname
+-- (pg_get_userbyid), never on the text of ::regnamespace, ::regclass or
+-- ::regrole, which comes out quoted already.  1.0-1.6 quoted it again: a
+-- schema such as "Sales" made ttl.enable, ttl.set_append_only and
+-- ttl.set_deadline_property fail, an owner role such as "Bob" made
+-- ttl.enable fail, ttl.deadline_index_sql and ttl.upgrade_purge_index_sql
+-- emitted statements aimed at a schema literally named "Sales" (which
+-- another role could create), and their to_regclass checks missed.  These
+-- two also raise 42P01 for an OID that names no relation (item 4), as the
+-- functions in C do.
+CREATE OR REPLACE FUNCTION ttl.enable(container regclass, default_ttl integer, doc_column name DEFAULT 'doc',
+                                      deadline_property text DEFAULT NULL)
+RETURNS regclass
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET citus.enable_unsafe_triggers = on
+AS $$
+DECLARE
+    rel       pg_catalog.pg_class;
+    nsp       name;
+    view_name text;
+    idx_name  text;
+    opts      text := 'security_barrier';
+    v         regclass;
+BEGIN
+    -- checks and the registry row; raises before anything is created
+    PERFORM ttl._register(container, default_ttl, doc_column);
+
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    view_name := rel.relname::text OPERATOR(pg_catalog.||) '_live';
+    idx_name := ttl._purge_index_name(rel.relname);
+    IF pg_catalog.octet_length(view_name) OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'view name "%" for container % is too long', view_name, container
+            USING ERRCODE = 'name_too_long',
+                  HINT = 'Rename the table to at most 58 bytes.';
+    END IF;
+    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, view_name)) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%.%" already exists', nsp, view_name
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = pg_catalog.format('ttl.enable creates the view %I.%I for container %s.', nsp, view_name, container);
+    END IF;
+
+    -- existing documents must be valid before the trigger guards new ones
+    PERFORM ttl._existing_rows(container, doc_column, false);
+    EXECUTE pg_catalog.format('CREATE TRIGGER zzz_ttl_stamp BEFORE INSERT OR UPDATE ON %s'
+                              ' FOR EACH ROW EXECUTE FUNCTION ttl.stamp(%L)', container, doc_column);
+    -- rows without _ts get a full lifetime from now, never a mass expiry
+    PERFORM ttl._existing_rows(container, doc_column, true);
+    -- the purge index; the comment marks it as ours for ttl.disable (index
+    -- OIDs cannot live in the registry: a restore creates indexes after data)
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))',
+                              idx_name, container, doc_column);
+    EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name, 'ttl purge index');
+
+    -- while the table has row-level security the view runs as the reader
+    -- (ttl._ddl_end keeps it so when RLS is switched later)
+    IF rel.relrowsecurity THEN
+        opts := opts OPERATOR(pg_catalog.||) ', security_invoker';
+    END IF;
+    EXECUTE pg_catalog.format('CREATE VIEW %I.%I WITH (%s) AS SELECT * FROM %s WHERE ttl.live(%I, %L::pg_catalog.regclass)',
+                              nsp, view_name, opts, container, doc_column, container::pg_catalog.oid::pg_catalog.text);
+    EXECUTE pg_catalog.format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, pg_catalog.pg_get_userbyid(rel.relowner));
+    EXECUTE pg_catalog.format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+                              pg_catalog.format('live (unexpired) items of ttl container %s', container));
+    v := pg_catalog.format('%I.%I', nsp, view_name)::pg_catalog.regclass;
+    PERFORM ttl._set_objects(container, v);
+    -- rule 9: the deadline property, its trigger argument and its index
+    IF deadline_property IS NOT NULL THEN
+        PERFORM ttl.set_deadline_property(container, deadline_property);
+    END IF;
+    RETURN v;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.set_append_only(container regclass, append_only boolean, purge_index text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel      pg_catalog.pg_class;
+    nsp      name;
+    doc      name;
+    was      text;
+    idx_name text;
+    idx      regclass;
+BEGIN
+    IF container IS NULL THEN
+        RAISE EXCEPTION 'container must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT CASE WHEN NOT r.append_only THEN 'btree' WHEN r.index_free THEN 'none' ELSE 'brin' END,
+           r.doc_column INTO was, doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    -- checks owner, registration and the values; holds the purge lock
+    PERFORM ttl._set_append_only(container, append_only, purge_index);
+    IF was OPERATOR(pg_catalog.=) purge_index THEN
+        RETURN;
+    END IF;
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    idx_name := ttl._purge_index_name(rel.relname, purge_index OPERATOR(pg_catalog.=) 'brin');
+    IF purge_index OPERATOR(pg_catalog.=) 'brin' THEN
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s USING brin ((ttl.doc_purge_key(%I)) pg_catalog.int8_minmax_multi_ops)'
+                                  ' WITH (autosummarize = on)', idx_name, container, doc);
+    ELSIF purge_index OPERATOR(pg_catalog.=) 'btree' THEN
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))', idx_name, container, doc);
+    END IF;
+    -- the old purge indexes go (after the new one is there; it has no comment yet)
+    FOR idx IN SELECT i.indexrelid FROM pg_catalog.pg_index i
+                WHERE i.indrelid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+                  AND pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=) 'ttl purge index'
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+    IF purge_index OPERATOR(pg_catalog.<>) 'none' THEN
+        EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name, 'ttl purge index');
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.set_deadline_property(container regclass, property text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET citus.enable_unsafe_triggers = on
+AS $$
+DECLARE
+    rel      pg_catalog.pg_class;
+    nsp      name;
+    doc      name;
+    idx      regclass;
+    idx_name text;
+BEGIN
+    -- checks owner, registration and the name; registry and trigger
+    PERFORM ttl._set_deadline_property(container, property);
+    SELECT r.doc_column INTO doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    -- deadline indexes of another property (or of none) go
+    FOR idx IN SELECT i.indexrelid FROM pg_catalog.pg_index i
+                WHERE i.indrelid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+                  AND pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=) 'ttl deadline index'
+                  AND NOT ttl._is_deadline_index(i.indexrelid, container)
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+    IF property IS NOT NULL AND NOT EXISTS (
+           SELECT FROM pg_catalog.pg_index i
+            WHERE i.indrelid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+              AND ttl._is_deadline_index(i.indexrelid, container)) THEN
+        idx_name := ttl._deadline_index_name(rel.relname);
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_deadline_key(%I, %L::pg_catalog.text)))'
+                                  ' WHERE ttl.doc_deadline_key(%I, %L::pg_catalog.text) IS NOT NULL',
+                                  idx_name, container, doc, property, doc, property);
+        EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name,
+                                  'ttl deadline index');
+    END IF;
+    -- stored items: the first malformed one fails the call (all rolls back)
+    PERFORM ttl._check_deadlines(container);
+END
+$$;
+
 CREATE OR REPLACE FUNCTION ttl.deadline_index_sql(container regclass, property text) RETURNS SETOF text
 LANGUAGE plpgsql STABLE STRICT
 SET search_path = pg_catalog, pg_temp
@@ -42,6 +218,7 @@ AS $$
 DECLARE
     doc      name;
     root     pg_catalog.pg_class;
+    nsp      name;
     part     record;
     key      text;
     alt      boolean;
@@ -51,11 +228,13 @@ BEGIN
         RAISE EXCEPTION 'relation with OID % does not exist', container::pg_catalog.oid
             USING ERRCODE = 'undefined_table';
     END IF;
+    -- the owner only (issue 25, item 1)
     IF NOT pg_catalog.pg_has_role(root.relowner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', root.relname
             USING ERRCODE = 'insufficient_privilege',
                   DETAIL = pg_catalog.format('Only the owner of table %s (or a member of its role) may build its deadline index.', container);
     END IF;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) root.relnamespace;
     SELECT r.doc_column INTO doc FROM ttl.registry r
      WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
     IF NOT FOUND THEN
@@ -74,9 +253,10 @@ BEGIN
     -- the first names are taken (the index of the present property, say):
     -- the alternative ones, which set_deadline_property keeps as well
     SELECT pg_catalog.bool_or(pg_catalog.to_regclass(pg_catalog.format('%I.%I',
-               c.relnamespace::pg_catalog.regnamespace::name, ttl._deadline_index_name(c.relname))) IS NOT NULL)
+               n.nspname, ttl._deadline_index_name(c.relname))) IS NOT NULL)
       INTO alt
       FROM pg_catalog.pg_class c
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
      WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.relid::pg_catalog.oid
                                                      FROM pg_catalog.pg_partition_tree(container) t))
         OR c.oid OPERATOR(pg_catalog.=) root.oid;
@@ -87,12 +267,13 @@ BEGIN
     IF root.relkind OPERATOR(pg_catalog.=) 'p' THEN
         -- parents before children: each index is attached to its parent's
         FOR part IN
-            SELECT t.relid, t.parentrelid, t.isleaf, t.level, c.relname,
-                   c.relnamespace::pg_catalog.regnamespace::name AS nsp,
-                   pc.relname AS parent_name, pc.relnamespace::pg_catalog.regnamespace::name AS parent_nsp
+            SELECT t.relid, t.parentrelid, t.isleaf, t.level, c.relname, n.nspname AS nsp,
+                   pc.relname AS parent_name, pn.nspname AS parent_nsp
               FROM pg_catalog.pg_partition_tree(container) t
               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid
+              JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
               LEFT JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) t.parentrelid::pg_catalog.oid
+              LEFT JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace
              WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['p', 'r']::"char"[])
              ORDER BY t.level, c.relname
         LOOP
@@ -109,22 +290,126 @@ BEGIN
         RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %s %s',
                                       ttl._deadline_index_name(root.relname, alt), container, key);
     END IF;
-    RETURN NEXT pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', root.relnamespace::pg_catalog.regnamespace::name,
+    RETURN NEXT pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp,
                                   ttl._deadline_index_name(root.relname, alt), 'ttl deadline index');
 END
 $$;
 
+CREATE OR REPLACE FUNCTION ttl.upgrade_purge_index_sql(container regclass) RETURNS SETOF text
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    doc      name;
+    root     pg_catalog.pg_class;
+    nsp      name;
+    part     record;
+    idx      record;
+    key      text;
+    has_key  boolean;
+BEGIN
+    SELECT * INTO root FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', container::pg_catalog.oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) root.relnamespace;
+    SELECT r.doc_column INTO doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not a ttl container', container
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Enable it with ttl.enable(); it then gets the single purge index.';
+    END IF;
+    key := pg_catalog.format('((ttl.doc_purge_key(%I)))', doc);
+    SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 INTO has_key
+      FROM pg_catalog.pg_index i
+     WHERE i.indrelid OPERATOR(pg_catalog.=) root.oid AND i.indisvalid
+       AND pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=) 'ttl purge index'
+       AND pg_catalog.pg_get_indexdef(i.indexrelid) OPERATOR(pg_catalog.~~) '%ttl.doc_purge_key(%';
+    IF has_key THEN
+        RETURN;
+    END IF;
 
--- ---------------------------------------------------------------------------
--- section: the visit bound, the in-flight record, durable back-off
--- (issue 25, item 2)
--- ---------------------------------------------------------------------------
+    IF root.relkind OPERATOR(pg_catalog.=) 'p' THEN
+        -- parents before children: each index is attached to its parent's
+        FOR part IN
+            SELECT t.relid, t.parentrelid, t.isleaf, t.level, c.relname, n.nspname AS nsp,
+                   pc.relname AS parent_name, pn.nspname AS parent_nsp
+              FROM pg_catalog.pg_partition_tree(container) t
+              JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid
+              JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+              LEFT JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) t.parentrelid::pg_catalog.oid
+              LEFT JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace
+             WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['p', 'r']::"char"[])
+             ORDER BY t.level, c.relname
+        LOOP
+            IF part.isleaf THEN
+                RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %I.%I %s',
+                                              ttl._purge_index_name(part.relname), part.nsp, part.relname, key);
+            ELSE
+                RETURN NEXT pg_catalog.format('CREATE INDEX %I ON ONLY %I.%I %s',
+                                              ttl._purge_index_name(part.relname), part.nsp, part.relname, key);
+            END IF;
+            IF part.parentrelid IS NOT NULL THEN
+                RETURN NEXT pg_catalog.format('ALTER INDEX %I.%I ATTACH PARTITION %I.%I',
+                                              part.parent_nsp, ttl._purge_index_name(part.parent_name),
+                                              part.nsp, ttl._purge_index_name(part.relname));
+            END IF;
+        END LOOP;
+    ELSE
+        RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %s %s',
+                                      ttl._purge_index_name(root.relname), container, key);
+    END IF;
+    RETURN NEXT pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp,
+                                  ttl._purge_index_name(root.relname), 'ttl purge index');
+    FOR idx IN
+        SELECT i.indexrelid::pg_catalog.regclass AS name FROM pg_catalog.pg_index i
+         WHERE i.indrelid OPERATOR(pg_catalog.=) root.oid
+           AND pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=) 'ttl purge index'
+           AND pg_catalog.pg_get_indexdef(i.indexrelid) OPERATOR(pg_catalog.!~~) '%ttl.doc_purge_key(%'
+         ORDER BY 1
+    LOOP
+        RETURN NEXT pg_catalog.format(CASE WHEN root.relkind OPERATOR(pg_catalog.=) 'p'
+                                           THEN 'DROP INDEX %s' ELSE 'DROP INDEX CONCURRENTLY %s' END,
+                                      idx.name);
+    END LOOP;
+END
+$$;
 
-
--- ---------------------------------------------------------------------------
--- section: schema and table names that need quoting (issue 25, item 3)
--- ---------------------------------------------------------------------------
-
+-- ttl._citus_kind now raises 42P01 for a table that is gone: the view over
+-- every distributed container skips a registry row whose table is gone
+-- (as ttl.stats does), also one dropped while the view is read.
+CREATE OR REPLACE FUNCTION ttl._distributed_stats(OUT container regclass, OUT rows_purged bigint,
+                                                  OUT last_purge_at timestamptz)
+RETURNS SETOF record
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c    regclass;
+    kind "char";
+BEGIN
+    FOR c IN SELECT r.relid FROM ttl.registry r ORDER BY r.relid::pg_catalog.oid
+    LOOP
+        BEGIN
+            kind := ttl._citus_kind(c);
+        EXCEPTION WHEN undefined_table THEN
+            CONTINUE;
+        END;
+        CONTINUE WHEN kind IS NULL OR kind OPERATOR(pg_catalog.<>) 'h';
+        container := c;
+        SELECT pg_catalog.sum((n.result::pg_catalog.json OPERATOR(pg_catalog.->>) 'rows_purged')::pg_catalog.int8),
+               pg_catalog.max((n.result::pg_catalog.json OPERATOR(pg_catalog.->>) 'last_purge_at')::pg_catalog.timestamptz)
+          INTO rows_purged, last_purge_at
+          FROM pg_catalog.run_command_on_all_nodes(pg_catalog.format(
+                 'SELECT pg_catalog.row_to_json(s) FROM ttl._placement_stats(%L::pg_catalog.regclass) s',
+                 c::pg_catalog.text)) n
+         WHERE n.success;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
 
 -- ---------------------------------------------------------------------------
 -- section: last_error, RLS in stats/backlog, marking, regclass errors

@@ -302,6 +302,7 @@ ttl_local_placements(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ListCell   *lc;
 
+	ttl_check_relation_exists(PG_GETARG_OID(0));
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	foreach(lc, ttl_citus_local_placements(PG_GETARG_OID(0), false))
 	{
@@ -313,13 +314,15 @@ ttl_local_placements(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* ttl._citus_kind(table): 'h', 'r', 'o' or NULL (not a Citus table). */
+/* ttl._citus_kind(table): 'h', 'r', 'o' or NULL (not a Citus table); 42P01 for no table. */
 PG_FUNCTION_INFO_V1(ttl_citus_kind_sql);
 Datum
 ttl_citus_kind_sql(PG_FUNCTION_ARGS)
 {
-	char		kind = ttl_citus_kind(PG_GETARG_OID(0));
+	char		kind;
 
+	ttl_check_relation_exists(PG_GETARG_OID(0));
+	kind = ttl_citus_kind(PG_GETARG_OID(0));
 	if (kind == TTL_CITUS_NONE)
 		PG_RETURN_NULL();
 	PG_RETURN_CHAR(kind);

@@ -101,6 +101,7 @@ ttl_register(PG_FUNCTION_ARGS)
 	char		nulls[3] = {' ', ' ', ' '};
 
 	relid = container_arg(fcinfo);
+	ttl_check_relation_exists(relid);
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -175,9 +176,15 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
 		if (PG_ARGISNULL(i))
 			nulls[i] = 'n';
-		else if (i > 0 && !ttl_class_ownercheck(DatumGetObjectId(values[i]), GetUserId()))
-			aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
-						   get_rel_name(DatumGetObjectId(values[i])));
+		else if (i > 0)
+		{
+			Oid			view = DatumGetObjectId(values[i]);
+
+			/* a superuser passes the owner check even for no relation */
+			ttl_check_relation_exists(view);
+			if (!ttl_class_ownercheck(view, GetUserId()))
+				aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(view));
+		}
 	}
 	ttl_registry_execute("UPDATE ttl.registry SET live_view = $2 WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, nulls, NULL);

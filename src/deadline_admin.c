@@ -267,6 +267,8 @@ ttl_is_deadline_index_sql(PG_FUNCTION_ARGS)
 	Relation	index;
 	bool		result;
 
+	ttl_check_relation_exists(indexid);
+	ttl_check_relation_exists(relid);
 	if (!ttl_read_container(relid, &c) || !TTL_HAS_DEADLINE(&c))
 		PG_RETURN_BOOL(false);
 	index = index_open(indexid, AccessShareLock);

@@ -33,6 +33,7 @@
 #include "citus_meta.h"
 #include "document.h"
 #include "document_read.h"
+#include "registry.h"
 
 /* Classify a root "ttl" value: -1 and 1..INT32_MAX are the valid ones. */
 TtlItemState
@@ -204,9 +205,11 @@ PG_FUNCTION_INFO_V1(ttl_validate_sql);
 Datum
 ttl_validate_sql(PG_FUNCTION_ARGS)
 {
-	Relation	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	Relation	rel;
 	const char *doc_column = PG_ARGISNULL(2) ? "doc" : NameStr(*PG_GETARG_NAME(2));
 
+	ttl_check_relation_exists(PG_GETARG_OID(0));
+	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
 	ttl_validate_document(rel, doc_column, PG_GETARG_DATUM(1), PG_ARGISNULL(1));
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();

@@ -40,6 +40,7 @@ ttl_state(PG_FUNCTION_ARGS)
 	bool		has_deadline = false;
 	int64		deadline = 0;
 
+	ttl_check_relation_exists(relid);
 	ttl_get_container(relid, &c);
 
 	rel = relation_open(relid, AccessShareLock);

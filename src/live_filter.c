@@ -61,6 +61,9 @@ ttl_live(PG_FUNCTION_ARGS)
 			c = ttl_container_ref(PG_GETARG_OID(1));
 			if (c == NULL && ttl_trigger_policy_if_citus(PG_GETARG_OID(1), &shard_policy))
 				c = &shard_policy;
+			/* not a container: a table, or (42P01) no relation at all */
+			if (c == NULL)
+				ttl_check_relation_exists(PG_GETARG_OID(1));
 		}
 		if (c != NULL)
 		{

@@ -62,6 +62,7 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 	TtlContainer c;
 	char	   *table;
 
+	ttl_check_relation_exists(relid);
 	if (!ttl_lookup_container(relid, &c))
 		PG_RETURN_NULL();
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),

@@ -285,6 +285,19 @@ ttl_relation_display_name(Oid relid)
 	return quote_qualified_identifier(get_namespace_name(nsp), name);
 }
 
+/*
+ * 42P01 for a regclass argument that names no relation (an OID typed or
+ * cast, or a table dropped since), before anything opens it.
+ */
+void
+ttl_check_relation_exists(Oid relid)
+{
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+}
+
 /* 42501 unless the current user owns the table (or is a member of its owner). */
 void
 ttl_check_container_owner(Oid relid)

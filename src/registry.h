@@ -36,6 +36,7 @@ extern bool ttl_read_container(Oid relid, TtlContainer *out);
 extern List *ttl_list_containers(bool due_only);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern char *ttl_relation_display_name(Oid relid);
+extern void ttl_check_relation_exists(Oid relid);
 extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);
 extern bool ttl_try_lock_container(Oid relid);
