@@ -31,7 +31,7 @@ INSERT INTO internal_class VALUES
     ('ttl._set_append_only(regclass,boolean,text)', true, 'ttl.set_append_only; checks ownership first'),
     ('ttl._set_deadline_property(regclass,text)', true, 'ttl.set_deadline_property; checks ownership first'),
     ('ttl._check_deadlines(regclass)', true, 'ttl.set_deadline_property; checks ownership first, scans as the owner'),
-    ('ttl._is_deadline_index(regclass,regclass)', true, 'ttl.set_deadline_property and ttl.deadline_index_sql, after their ownership check; reads index definitions as stored'),
+    ('ttl._is_deadline_index(regclass,regclass)', true, 'ttl.set_deadline_property and ttl.deadline_index_sql, after their ownership check; checks ownership itself; reads index definitions as stored'),
     ('ttl._purge_index_name(name,boolean)', true, 'ttl.enable, ttl.set_append_only, ttl.upgrade_purge_index_sql; a name only'),
     ('ttl._deadline_index_name(name,boolean)', true, 'ttl.set_deadline_property, ttl.deadline_index_sql; a name only'),
     ('ttl._backlog(regclass)', true, 'the view ttl.stats; checks SELECT, walks as the owner'),
@@ -112,6 +112,14 @@ SET ROLE regress_ttl_ip_member;
 SELECT ttl.deadline_index_sql('ip.docs', 'other') AS member;
 RESET ROLE;
 SELECT ttl.deadline_index_sql('ip.docs', 'other') AS superuser;
+
+-- ttl._is_deadline_index: callable, but the owner's (or a superuser's) only
+SET ROLE regress_ttl_ip_plain;
+SELECT pg_temp.try('SELECT ttl._is_deadline_index(''ip.docs_pkey'', ''ip.docs'')') AS plain;
+SET ROLE regress_ttl_ip_member;
+SELECT ttl._is_deadline_index('ip.docs_pkey', 'ip.docs') AS member;
+RESET ROLE;
+SELECT ttl._is_deadline_index('ip.docs_pkey', 'ip.docs') AS superuser;
 SELECT pg_temp.try('SELECT ttl.deadline_index_sql(4294967295::oid::regclass, ''other'')') AS no_such_table;
 
 DROP SCHEMA ip CASCADE;

@@ -255,7 +255,9 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 
 /*
  * ttl._is_deadline_index(index, container): whether the index is the
- * deadline index of the container's current deadline property.
+ * deadline index of the container's current deadline property.  Owner
+ * only (42501), as the public functions that call it with the caller's
+ * rights; the index's definition is read as stored (definitions.c).
  */
 PG_FUNCTION_INFO_V1(ttl_is_deadline_index_sql);
 Datum
@@ -269,6 +271,8 @@ ttl_is_deadline_index_sql(PG_FUNCTION_ARGS)
 
 	ttl_check_relation_exists(indexid);
 	ttl_check_relation_exists(relid);
+	/* its callers (set_deadline_property, deadline_index_sql) are owner-only */
+	ttl_check_container_owner(relid);
 	if (!ttl_read_container(relid, &c) || !TTL_HAS_DEADLINE(&c))
 		PG_RETURN_BOOL(false);
 	index = index_open(indexid, AccessShareLock);
