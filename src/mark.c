@@ -11,6 +11,18 @@
  *		ttl._purge_placements()     yes                 none (caller's xact)
  *		(Citus: ttl.purge of a distributed container on each node)
  *
+ * One rule for every purge delete: whoever deletes an item because it
+ * expired announces it with the message, per batch, through
+ * ttl_mark_batch() (the only call a deleter makes; see mark.h), on every
+ * path and in every purge index mode (purge_batch.c calls it after both
+ * the direct and the statement path).  The origin is not the deleter's to
+ * choose: it covers exactly the transactions ttl runs itself, and covers
+ * them whole, so everything the owner's triggers, cascading foreign keys
+ * and rules do inside a worker's or run_purge's batch carries it too (a
+ * consumer that drops changes with an origin drops an audit row such a
+ * trigger wrote along with the purge); nothing that runs in a caller's
+ * transaction ever gets one.
+ *
  * The message is transactional, prefix "ttl", content a small JSON object
  * {"container": "<schema>.<table>", "rows": <n>, "by": "worker" |
  * "run_purge" | "purge"}, written in the batch's (sub)transaction after its
@@ -253,7 +265,8 @@ ttl_mark_abandon(void)
 
 /*
  * A purge batch deleted rows of relid in the current (sub)transaction:
- * say so in the change stream, if marking applies.
+ * say so in the change stream, if marking applies.  The contract is in
+ * mark.h.
  */
 void
 ttl_mark_batch(Oid relid, int64 rows)

@@ -22,6 +22,23 @@ typedef void (*TtlMarkRestart) (void);
 extern void ttl_mark_begin(TtlMarkBy by, TtlMarkRestart restart);
 extern void ttl_mark_end(TtlMarkRestart restart);
 extern void ttl_mark_abandon(void);
+/*
+ * The one call of a purge deleter (a batch of the worker, run_purge or
+ * ttl.purge(), rule 10's replacing writer, ...): rows items of container
+ * relid (its partitions' included) were deleted because they expired, in
+ * the current (sub)transaction.  Call it once per batch, after its deletes
+ * and in the same (sub)transaction, so the message is decoded after them
+ * and rolls back with them; rows <= 0 writes nothing.  It writes the
+ * transactional message (prefix "ttl", {"container", "rows", "by"}) when
+ * marking applies: inside a worker or run_purge round as decided when the
+ * round began, anywhere else when ttl.mark_purge_deletes is on and
+ * wal_level is logical now.  "by" names the round (worker, run_purge),
+ * else "purge".  It never sets or changes a replication origin (a deleter
+ * in a caller's transaction gets the message only; one inside a round's
+ * transaction is under the round's origin anyway).  Any current user, also
+ * inside a security-restricted operation; no locks of its own (the caller
+ * holds relid locked).
+ */
 extern void ttl_mark_batch(Oid relid, int64 rows);
 
 #endif							/* TTL_MARK_H */

@@ -11,8 +11,10 @@
  * So the two walks over the purge indexes are planned and run as the
  * table's owner, inside a security-restricted operation with search_path
  * pg_catalog, pg_temp (ttl_become_user), and name every function and
- * operator with its schema.  The reader needs SELECT on the table: without
- * it ttl._backlog returns NULLs and ttl.backlog raises 42501.  A table that
+ * operator with its schema.  The reader needs SELECT on the table, and
+ * row-level security must not apply to the reader there (the walks count
+ * rows its policies would hide): otherwise ttl._backlog returns NULLs and
+ * ttl.backlog raises 42501.  A table that
  * no longer exists (a registry row left behind, e.g. by a TEMP table whose
  * session ended) or a temporary table of another session gives NULLs.
  * In ttl.stats, an error while computing one container's backlog gives
@@ -38,6 +40,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "purge_key.h"
@@ -253,8 +256,35 @@ compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 }
 
 /*
+ * Whether the caller may see relid's backlog as far as row-level security
+ * goes: the walks count every row, as the owner, so where policies filter
+ * the caller's rows (RLS enabled and the caller neither the owner without
+ * FORCE nor BYPASSRLS; also with row_security off, which would make the
+ * caller's own query fail) the count would tell what they hide.  Decided
+ * here, as the caller (GetUserId()), before anything runs as the owner,
+ * for which check_enable_rls would answer.  With must_read, 42501 as
+ * ttl.preview gives; else false (NULLs).
+ */
+static bool
+backlog_visible_to_caller(Oid relid, bool must_read)
+{
+	if (check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED)
+		return true;
+	if (!must_read)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("row-level security applies to you on table %s",
+					ttl_relation_display_name(relid)),
+			 errdetail("ttl.backlog counts every expired item of the table, which would reveal items row-level security hides from you."),
+			 errhint("Run it as the table's owner or as a role that bypasses row-level security; ttl.stats shows NULL backlog columns for such tables instead.")));
+	return false;				/* keep the compiler quiet */
+}
+
+/*
  * The backlog of relid as the caller may see it.  With must_read, a
- * caller without SELECT on the table gets 42501; else NULLs.
+ * caller without SELECT on the table, or to whom row-level security
+ * applies on it, gets 42501; else NULLs.
  */
 static void
 container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
@@ -293,6 +323,8 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 	nspid = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
+	if (!backlog_visible_to_caller(relid, must_read))
+		return;
 
 	/* a shard of a distributed container: the policy its trigger carries */
 	if (!ttl_lookup_container(relid, &c) && !ttl_trigger_policy_if_citus(relid, &c))

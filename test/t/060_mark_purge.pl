@@ -8,7 +8,14 @@
 #    batch naming the container and its row count; ttl.purge() runs in the
 #    caller's transaction: a message per batch, no origin; what a procedure
 #    runs around CALL ttl.run_purge() is not marked;
-#  - only superusers may change the setting.
+#  - only superusers may change the setting;
+#  - one rule for every purge delete: on every path (worker, run_purge,
+#    ttl.purge), the direct and the statement path, every purge index mode
+#    (btree, BRIN, none, deadline, the two partial indexes of 1.0-1.2) and
+#    partitions, each batch's deletes are followed by one message counting
+#    them; the origin (read from the commit, track_commit_timestamp) is on
+#    the worker's and run_purge's transactions, including what the owner's
+#    DELETE triggers write there, and never on ttl.purge()'s.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -22,6 +29,7 @@ my $node = ttl_node('mark', q{
 wal_level = logical
 max_replication_slots = 10
 max_wal_senders = 10
+track_commit_timestamp = on
 ttl.batch_size = 2
 });
 
@@ -341,6 +349,296 @@ is($sub->safe_psql('postgres', 'SELECT count(*) FROM m WHERE id = 7'), '0',
 	'pgoutput: the application delete reaches the subscriber');
 $sub->stop;
 decode();
+
+# ---- one rule for every purge delete (issue 25, item 4) ----
+# Every path (the worker, CALL ttl.run_purge(), ttl.purge() in the caller's
+# transaction), on the direct path and the statement path, in every purge
+# index mode (the 1.3 btree, BRIN, none, the deadline index, the two
+# partial indexes of 1.0-1.2) and on partitioned tables: each batch's
+# deletes are followed, in their transaction, by one ttl message counting
+# exactly them.  The worker's and run_purge's transactions carry ttl's
+# origin, and so does everything the owner's triggers do in them (an audit
+# INSERT); ttl.purge()'s, the caller's, carry none.  The origin of a
+# transaction is read from its commit (track_commit_timestamp,
+# pg_xact_commit_timestamp_origin), what a consumer filtering on origins
+# drops from test_decoding's only-local.
+$node->safe_psql('postgres', q{
+CREATE ROLE app;
+CREATE SCHEMA mx AUTHORIZATION app;
+SET ROLE app;
+CREATE TABLE mx.audit (n bigserial PRIMARY KEY, tab text, id int);
+CREATE FUNCTION mx.audit_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO mx.audit (tab, id) VALUES (TG_TABLE_NAME, OLD.id);
+	RETURN OLD;
+END $$;
+CREATE TABLE mx.dir (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE mx.stm (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TRIGGER stm_audit AFTER DELETE ON mx.stm FOR EACH ROW EXECUTE FUNCTION mx.audit_delete();
+CREATE TABLE mx.brn (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE mx.nix (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE mx.dln (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE mx.pt (id int PRIMARY KEY, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE mx.pt_a PARTITION OF mx.pt FOR VALUES FROM (0) TO (1000);
+CREATE TABLE mx.pt_b PARTITION OF mx.pt FOR VALUES FROM (1000) TO (2000);
+CREATE TABLE mx.pts (id int PRIMARY KEY, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE mx.pts_a PARTITION OF mx.pts FOR VALUES FROM (0) TO (1000);
+CREATE TABLE mx.pts_b PARTITION OF mx.pts FOR VALUES FROM (1000) TO (2000);
+CREATE TRIGGER pts_audit AFTER DELETE ON mx.pts FOR EACH ROW EXECUTE FUNCTION mx.audit_delete();
+SELECT ttl.enable(t, 3600) FROM unnest('{mx.dir,mx.stm,mx.brn,mx.nix,mx.pt,mx.pts}'::regclass[]) t;
+SELECT ttl.enable('mx.dln', 3600, deadline_property => 'expiresAt');
+SELECT ttl.set_append_only('mx.brn', true, 'brin');
+SELECT ttl.set_append_only('mx.nix', true, 'none');
+});
+# the partial indexes of 1.0-1.2: a database whose ttl was created at 1.2
+$node->safe_psql('postgres', 'CREATE DATABASE legacy');
+$node->safe_psql('legacy', q{
+CREATE EXTENSION ttl VERSION '1.2';
+CREATE SCHEMA mx AUTHORIZATION app;
+SET ROLE app;
+CREATE TABLE mx.old (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('mx.old', 3600);
+RESET ROLE;
+ALTER EXTENSION ttl UPDATE;
+SELECT pg_create_logical_replication_slot('sl', 'test_decoding');
+});
+is( $node->safe_psql('legacy', q{
+SELECT string_agg(indexrelid::regclass::text, ',' ORDER BY indexrelid::regclass::text) FROM pg_index
+ WHERE indrelid = 'mx.old'::regclass AND NOT indisprimary}),
+	'mx.old_ttl_expiry_idx,mx.old_ttl_ts_idx', 'legacy: mx.old has the two partial indexes');
+$node->safe_psql('postgres', q{
+SELECT pg_create_logical_replication_slot('sm', 'test_decoding');
+});
+
+my %matrix = (postgres => [qw(dir stm brn nix dln pt pts)], legacy => ['old']);
+my %slot_of = (postgres => 'sm', legacy => 'sl');
+# the container a decoded table belongs to (a partition: its parent)
+sub container_of
+{
+	my ($tab) = @_;
+	$tab =~ s/^(pts?)_[ab]$/$1/;
+	return "mx.$tab";
+}
+
+# Decode and consume a slot of the matrix: each transaction with its xid,
+# the origin its commit carries ('' for none) and its lines about mx
+# tables and ttl messages; once with only-local 0, once with 1.
+sub decode_mx
+{
+	my ($db) = @_;
+	my $slot = $slot_of{$db};
+	my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	$node->poll_query_until('postgres',
+		"SELECT pg_current_wal_flush_lsn() >= '$lsn'::pg_lsn")
+	  or die "WAL not flushed up to $lsn";
+	my %out;
+	for my $local (0, 1)
+	{
+		my $text = $node->safe_psql($db,
+			"SELECT data FROM pg_logical_slot_peek_changes('$slot', '$lsn', NULL,"
+			  . " 'skip-empty-xacts', '1', 'include-xids', '1', 'only-local', '$local')");
+		my (@txns, $cur);
+		for my $line (split /\n/, $text)
+		{
+			if ($line =~ /^BEGIN (\d+)$/) { $cur = { xid => $1, lines => [] }; }
+			elsif ($line =~ /^COMMIT (\d+)$/)
+			{
+				push @txns, $cur if @{ $cur->{lines} };
+				undef $cur;
+			}
+			elsif ($cur && $line =~ /^(table mx\.|message:)/)
+			{
+				push @{ $cur->{lines} }, $line;
+			}
+		}
+		for my $t (@txns)
+		{
+			$t->{origin} = $node->safe_psql($db,
+				"SELECT coalesce(o.roname, '') FROM pg_xact_commit_timestamp_origin('$t->{xid}'::xid) c"
+				  . " LEFT JOIN pg_replication_origin o ON o.roident = c.roident");
+		}
+		$out{$local} = \@txns;
+	}
+	$node->safe_psql($db,
+		"SELECT count(*) FROM pg_logical_slot_get_changes('$slot', '$lsn', NULL)");
+	return ($out{0}, $out{1});
+}
+
+# Check that in each transaction every delete of a container is counted by
+# the next ttl message naming it (by $by), none left unannounced; returns
+# the deletes per container and a list of problems.
+sub announced
+{
+	my ($txns, $by) = @_;
+	my (%deleted, @bad);
+	for my $t (@$txns)
+	{
+		my %pending;
+		for (@{ $t->{lines} })
+		{
+			if (/^table mx\.(\w+): DELETE/)
+			{
+				my $c = container_of($1);
+				$pending{$c}++;
+				$deleted{$c}++;
+			}
+			elsif (/^message:/)
+			{
+				/prefix: ttl, sz: \d+ content:\{"container": "([^"]+)", "rows": (\d+), "by": "(\w+)"\}$/
+				  or push(@bad, "xid $t->{xid}: unexpected message line: $_"), next;
+				my ($c, $rows, $who) = ($1, $2, $3);
+				push @bad, "xid $t->{xid}: message by $who, not $by" if $who ne $by;
+				push @bad, "xid $t->{xid}: message says $rows rows of $c, "
+				  . ($pending{$c} // 0) . " deleted before it"
+				  if $rows != ($pending{$c} // 0);
+				$pending{$c} = 0;
+			}
+		}
+		push @bad, map { "xid $t->{xid}: $pending{$_} deletes of $_ without a message" }
+		  grep { $pending{$_} } sort keys %pending;
+	}
+	return (\%deleted, \@bad);
+}
+
+sub remaining
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, 'SELECT '
+		  . join(' + ', map { "(SELECT count(*) FROM mx.$_)" } @{ $matrix{$db} }));
+}
+
+# $n items of each container of the matrix: due in a second (worker), or
+# only under the clock 2 hours ahead (ttl.purge, run_purge)
+sub fill
+{
+	my ($soon) = @_;
+	my $doc = $soon ? q{'{"ttl": 1}'} : q{'{}'};
+	my $deadline = $soon
+	  ? q{jsonb_build_object('ttl', -1, 'expiresAt', extract(epoch FROM now())::bigint - 10)}
+	  : q{jsonb_build_object('ttl', -1, 'expiresAt', extract(epoch FROM now())::bigint + 3600)};
+	for my $db (sort keys %matrix)
+	{
+		$node->safe_psql($db, join('', map {
+			my $d = $_ eq 'dln' ? $deadline : $doc;
+			"INSERT INTO mx.$_ SELECT g, $d FROM generate_series(1, 3) g;"
+			  . (/^pts?$/ ? "INSERT INTO mx.$_ SELECT g, $d FROM generate_series(1001, 1002) g;" : '')
+		} @{ $matrix{$db} }));
+	}
+	return;
+}
+my %expected = map { ("mx.$_" => (/^pts?$/ ? 5 : 3)) } map { @$_ } values %matrix;
+
+# run a path until the matrix is empty (a container another purger held
+# at that moment is skipped, and comes again), then check what was decoded
+sub check_path
+{
+	my ($path, $by, $run) = @_;
+	for my $try (1 .. 60)
+	{
+		last if remaining('postgres') == 0 && remaining('legacy') == 0;
+		$run->();
+	}
+	is(remaining('postgres') + remaining('legacy'), 0, "$path: every container of the matrix purged");
+	my %seen;
+	for my $db (sort keys %matrix)
+	{
+		my ($all, $local) = decode_mx($db);
+		my ($deleted, $bad) = announced($all, $by);
+		is_deeply($bad, [], "$path ($db): every batch's deletes are announced by one message each")
+		  or diag explain $all;
+		%seen = (%seen, %$deleted);
+		my @purge_txns = grep { grep { /^table mx\.\w+: DELETE/ } @{ $_->{lines} } } @$all;
+		$seen{"$db:origins"} = join(',', sort { $a cmp $b } keys %{ { map { ($_->{origin} =~ s/\d+$/N/r) => 1 } @purge_txns } });
+		$seen{"$db:local"} = $local;
+		$seen{"$db:all"} = $all;
+	}
+	is_deeply({ map { ($_ => $seen{$_}) } keys %expected }, \%expected,
+		"$path: all the deletes of every container decoded");
+	return \%seen;
+}
+
+# the worker's and run_purge's purges: ttl's origin on every purge
+# transaction, including the audit rows the owner's triggers wrote in them
+sub origin_checks
+{
+	my ($path, $seen) = @_;
+	for my $db (sort keys %matrix)
+	{
+		is($seen->{"$db:origins"}, 'ttl_purge_N',
+			"$path ($db): every purge transaction carries ttl's origin");
+		# (the matrix's INSERTs, the application's, stay)
+		is(lines_of([ map { $_->{lines} } @{ $seen->{"$db:local"} } ],
+				qr/^(table mx\.\w+: DELETE|table mx\.audit: INSERT|message:)/), 0,
+			"$path ($db): only-local drops the deletes, the audit rows and the messages");
+	}
+	my @audit = grep { grep { /^table mx\.audit: INSERT/ } @{ $_->{lines} } } @{ $seen->{'postgres:all'} };
+	is(lines_of([ map { $_->{lines} } @audit ], qr/^table mx\.audit: INSERT: .* tab\[text\]:'(stm|pts_[ab])'/), 8,
+		"$path: the owner's triggers wrote an audit row per delete of mx.stm and mx.pts");
+	ok(@audit && !(grep { $_->{origin} !~ /^ttl_purge_\d+$/ || !grep { /^table mx\.\w+: DELETE/ } @{ $_->{lines} } } @audit),
+		"$path: in the batches' transactions, so tagged with ttl's origin")
+	  or diag explain \@audit;
+	return;
+}
+
+# -- the worker
+fill(1);
+my $seen = check_path('worker', 'worker', sub { wait_seconds($node, 1) });
+origin_checks('worker', $seen);
+
+# -- CALL ttl.run_purge(), as the owner of the matrix
+fill(0);
+$seen = check_path('run_purge', 'run_purge', sub {
+	$node->safe_psql($_, "SET ttl.now_override = '$later'; SET ROLE app; CALL ttl.run_purge()")
+	  for sort keys %matrix;
+});
+origin_checks('run_purge', $seen);
+
+# -- ttl.purge() in the caller's transaction, which also writes for the
+# application; which path each container took is told at DEBUG1
+fill(0);
+my $debug = '';
+$seen = check_path('ttl.purge', 'purge', sub {
+	for my $db (sort keys %matrix)
+	{
+		my $app = $db eq 'postgres' ? q{INSERT INTO mx.audit (tab, id) VALUES ('application', 0);} : '';
+		my ($r, $o, $e) = $node->psql($db, qq{
+SET ttl.now_override = '$later';
+SET ROLE app;
+SET client_min_messages = debug1;
+BEGIN;
+$app
+SELECT ttl.purge();
+COMMIT;
+}, on_error_stop => 1);
+		die "ttl.purge() failed: $e" if $r;
+		$debug .= $e;
+	}
+});
+for my $t (qw(dir brn nix dln pt old))
+{
+	like($debug, qr/ttl purge of "$t": direct delete/, "ttl.purge: mx.$t took the direct path");
+}
+for my $t (qw(stm pts))
+{
+	like($debug, qr/ttl purge of "$t" runs a DELETE statement/, "ttl.purge: mx.$t took the statement path");
+}
+for my $db (sort keys %matrix)
+{
+	is($seen->{"$db:origins"}, '', "ttl.purge ($db): no purge transaction carries an origin");
+	is_deeply([ map { $_->{lines} } @{ $seen->{"$db:local"} } ],
+		[ map { $_->{lines} } @{ $seen->{"$db:all"} } ],
+		"ttl.purge ($db): only-local keeps all of it");
+}
+my @audit = grep { grep { /^table mx\.audit: INSERT/ } @{ $_->{lines} } } @{ $seen->{'postgres:all'} };
+is(lines_of([ map { $_->{lines} } @audit ], qr/^table mx\.audit: INSERT: .* tab\[text\]:'(stm|pts_[ab])'/), 8,
+	'ttl.purge: the owner\'s triggers wrote an audit row per delete of mx.stm and mx.pts');
+ok(@audit && !(grep { $_->{origin} ne '' } @audit),
+	'ttl.purge: in the caller\'s transactions, which carry no origin');
+ok(scalar(grep { (grep { /tab\[text\]:'application'/ } @{ $_->{lines} }) && (grep { /^table mx\.stm: DELETE/ } @{ $_->{lines} }) } @audit),
+	'ttl.purge: the application\'s own write is in the same transaction as the purge');
+
+$node->safe_psql('legacy', q{SELECT pg_drop_replication_slot('sl')});
+$node->safe_psql('postgres', q{SELECT pg_drop_replication_slot('sm')});
 
 # the origins are the pool's, none held by a session now
 is( $node->safe_psql('postgres',
