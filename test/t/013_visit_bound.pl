@@ -185,11 +185,11 @@ is( $node->safe_psql('dba',
 	'0|t', 'the victim is not backed off');
 
 # terminations are visible in the pool's views
-is( $node->safe_psql('postgres',
+is( $node->safe_psql('dbc',
 		"SELECT count(*) FROM ttl.databases WHERE datname IN ('dba', 'dbb')"
 		  . " AND terminated_visits >= 1 AND last_termination LIKE '%ttl.max_visit_time%'"),
 	'2', 'ttl.databases counts the terminated visits');
-cmp_ok($node->safe_psql('postgres', 'SELECT terminated_visits FROM ttl.worker_pool'),
+cmp_ok($node->safe_psql('dbc', 'SELECT terminated_visits FROM ttl.worker_pool'),
 	'>=', 2, 'ttl.worker_pool counts them too');
 ok( $node->log_contains(
 		qr/ttl launcher terminated the purge worker of database "dba" after ttl\.max_visit_time/),

@@ -1,0 +1,116 @@
+/*
+ * visit.c
+ *		The time bound of each statement ttl runs on a user table in the
+ *		background worker or ttl.run_purge(): a purge batch
+ *		(purge_round.c), the worker's backlog walk (worker.c), the restore
+ *		guard's estimate (guard.c); all three are bounded by
+ *		ttl.batch_timeout.  And whether a worker may still start such a
+ *		statement, given what is left of its visit.
+ *
+ * A bound is a cancel, which an owner's code can trap (a PL/pgSQL
+ * EXCEPTION WHEN query_canceled); what catches that is the visit bound the
+ * launcher enforces from outside (launcher.c: ttl.max_visit_time, a
+ * SIGTERM whose FATAL no code traps).  So the worker stops starting
+ * statements before its visit's end, and only a statement that ignored its
+ * own bound makes the launcher step in.
+ *
+ * Locking: none; the timer is this backend's.  Nothing starts the
+ * statement timer for SPI in a background worker, and a CALL's timer
+ * covers the whole procedure, so a bounded statement arms
+ * STATEMENT_TIMEOUT itself: its expiry cancels the statement like a
+ * statement timeout.  A session's own statement_timeout that would end
+ * sooner is left alone; one that would end later is re-armed when the
+ * statement is over.  Bounds do not nest.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "settings.h"
+#include "visit.h"
+
+typedef struct StatementTimer
+{
+	bool		armed;
+	TimestampTz deadline;		/* 0: no bound */
+	bool		restore_session;
+	TimestampTz session_fin;
+} StatementTimer;
+
+static StatementTimer timer;
+
+const char *
+ttl_step_name(TtlStep step)
+{
+	switch (step)
+	{
+		case TTL_STEP_BATCH:
+			return "batch";
+		case TTL_STEP_BACKLOG:
+			return "backlog walk";
+		case TTL_STEP_GUARD:
+			return "restore guard estimate";
+		case TTL_STEP_NONE:
+			break;
+	}
+	return "none";
+}
+
+/* Bound the statement about to run to timeout_ms (<= 0: no bound). */
+void
+ttl_statement_bound_arm(int timeout_ms)
+{
+	memset(&timer, 0, sizeof(timer));
+	if (timeout_ms <= 0)
+		return;
+	timer.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	if (get_timeout_active(STATEMENT_TIMEOUT))
+	{
+		TimestampTz fin = get_timeout_finish_time(STATEMENT_TIMEOUT);
+
+		if (fin <= timer.deadline)
+		{
+			timer.deadline = 0; /* the session's own comes first */
+			return;
+		}
+		timer.restore_session = true;
+		timer.session_fin = fin;
+	}
+	enable_timeout_at(STATEMENT_TIMEOUT, timer.deadline);
+	timer.armed = true;
+}
+
+/* The statement is over (or failed): the session's own timer is back. */
+void
+ttl_statement_bound_disarm(void)
+{
+	if (!timer.armed)
+		return;
+	timer.armed = false;
+	if (timer.restore_session)
+		enable_timeout_at(STATEMENT_TIMEOUT, timer.session_fin);
+	else
+		disable_timeout(STATEMENT_TIMEOUT, false);
+}
+
+/* Whether a statement's error is its bound running out (after disarm too). */
+bool
+ttl_statement_bound_expired(ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+		timer.deadline != 0 &&
+		GetCurrentTimestamp() >= timer.deadline;
+}
+
+/*
+ * Worker: whether a statement on a user table may still start, so that it
+ * ends (by its own bound) before the visit's does.  Outside a worker,
+ * always.  With ttl.batch_timeout off, until the visit's end itself.
+ */
+bool
+ttl_visit_may_start(void)
+{
+	return ttl_visit_time_left_ms() > (int64) Max(ttl_batch_timeout, 0);
+}
