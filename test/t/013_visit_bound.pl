@@ -53,7 +53,7 @@ CREATE SCHEMA app AUTHORIZATION alice;
 }
 
 # (a) in dba, created first: a round visits it first
-$node->safe_psql('dba', q{
+my $hog_a = q{
 SET ROLE mallory;
 CREATE FUNCTION m.hold() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -68,6 +68,8 @@ END $$;
 CREATE TABLE m.a_hog (id int PRIMARY KEY, doc jsonb NOT NULL);
 SELECT ttl.enable('m.a_hog', -1);
 CREATE TRIGGER hold BEFORE DELETE ON m.a_hog FOR EACH ROW EXECUTE FUNCTION m.hold();
+};
+$node->safe_psql('dba', $hog_a . q{
 SET ROLE alice;
 CREATE TABLE app.victim (id int PRIMARY KEY, doc jsonb NOT NULL);
 SELECT ttl.enable('app.victim', -1);
@@ -204,6 +206,27 @@ ok(poll_within('dbc', 'SELECT count(*) = 0 FROM app.victim', 60),
 ok(poll_within('dba', 'SELECT count(*) = 0 FROM app.victim', 60),
 	'the victim container is purged again');
 
+# a database whose extension is still at 1.6 (no back-off columns yet):
+# the termination is its hog's last_error all the same, and its 1.6 views
+# work with the new library
+$node->safe_psql('postgres', 'CREATE DATABASE dbold');
+$node->safe_psql('dbold', q{
+CREATE EXTENSION ttl VERSION '1.6';
+CREATE SCHEMA m AUTHORIZATION mallory;
+} . $hog_a . q{
+INSERT INTO m.a_hog SELECT g, '{"ttl": 1}' FROM generate_series(1, 3) g;
+});
+ok( poll_within('dbold',
+		"SELECT last_error LIKE 'purge worker terminated after ttl.max_visit_time%'"
+		  . " FROM ttl.stats WHERE container = 'm.a_hog'::regclass",
+		60),
+	'1.6: the hog\'s termination is its last_error');
+is( $node->safe_psql('dbold',
+		"SELECT visits > 0 FROM ttl.databases WHERE datname = 'dbold'"),
+	't', '1.6: ttl.databases works with the new library');
+is($node->safe_psql('dbold', 'SELECT max_workers FROM ttl.worker_pool'),
+	'2', '1.6: ttl.worker_pool too');
+
 # the server never restarted (SIGTERM, never SIGKILL)
 is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'),
 	$start_time, 'the server did not restart');
@@ -213,14 +236,33 @@ is( $node->safe_psql('postgres',
 ok(!$node->log_contains('terminated by signal|PANIC|TRAP:|terminating any other active server processes'),
 	'no crash, no restart');
 
-# a restart keeps the back-off
+# a restart keeps the back-off: with hog (a) backed off for an hour, the
+# first visits after a restart leave it alone (no termination, its count
+# unchanged) and purge the victim beside it
+$node->safe_psql('postgres', 'ALTER SYSTEM SET ttl.enabled = off');
+$node->reload;
+ok( $node->poll_query_until('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker'", '0'),
+	'no worker left with ttl.enabled off (a stuck one is still terminated)');
+$node->safe_psql('dba', q{
+UPDATE ttl.purge_stats SET retry_after = clock_timestamp() + interval '1 hour'
+ WHERE relid = 'm.a_hog'::regclass;
+});
 my $overruns = $node->safe_psql('dba',
 	"SELECT overruns FROM ttl.purge_stats WHERE relid = 'm.a_hog'::regclass");
-$node->safe_psql('postgres', 'ALTER SYSTEM SET ttl.enabled = off');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET ttl.enabled');
 $node->restart;
-cmp_ok( $node->safe_psql('dba',
+$node->safe_psql('dba', q{
+INSERT INTO app.victim SELECT g, '{"ttl": 1}' FROM generate_series(21, 25) g;
+});
+ok(poll_within('dba', 'SELECT count(*) = 0 FROM app.victim', 60),
+	'after a restart, the victim beside the backed-off hog is purged');
+is( $node->safe_psql('dba',
+		"SELECT terminated_visits FROM ttl.databases WHERE datname = 'dba'"),
+	'0', 'without entering the hog: no visit terminated since the restart');
+is( $node->safe_psql('dba',
 		"SELECT overruns FROM ttl.purge_stats WHERE relid = 'm.a_hog'::regclass"),
-	'>=', $overruns, 'the back-off survives a restart');
+	$overruns, 'the back-off survived the restart');
 
 $node->stop;
 done_testing();
