@@ -334,6 +334,24 @@ ttl_db_worker_arrived(Oid dboid)
 	LWLockRelease(db_table->lock);
 }
 
+/*
+ * Worker: how many workers the launcher has started for dboid (this one
+ * included), for the round to start at a different container each visit.
+ */
+int64
+ttl_db_visits(Oid dboid)
+{
+	TtlDbState *db;
+	int64		visits = 0;
+
+	LWLockAcquire(db_table->lock, LW_SHARED);
+	db = find_db(dboid, false);
+	if (db != NULL)
+		visits = db->visits;
+	LWLockRelease(db_table->lock);
+	return visits;
+}
+
 /* Worker, at exit (any exit: an on_shmem_exit callback). */
 void
 ttl_db_worker_left(Oid dboid)

@@ -30,6 +30,7 @@ typedef struct TtlRoundOps
 	bool		backoff;		/* leave backed-off containers out; a batch
 								 * that times out backs its container off */
 	bool		(*may_start) (void *arg);	/* false: end the round now */
+	uint64		first;			/* passes start at container first % n */
 	void		(*committed) (void *arg, Oid relid,
 							  const struct TtlResumePoint *point);	/* a batch
 																	 * committed;

@@ -362,8 +362,10 @@ ttl_purge_round(TtlRoundOps *ops)
 	List	   *backed_off = NIL;
 	List	   *overran = NIL;
 	PurgeCursor *last = NULL;	/* the batch the next commit commits */
+	int			first = 0;		/* the cursor each pass starts at */
 	ListCell   *lc;
 	int			i;
+	int			k;
 
 	ops->unfinished = false;
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
@@ -401,13 +403,15 @@ ttl_purge_round(TtlRoundOps *ops)
 
 		cost_begin(&cost_saved);
 		cost_started = true;
+		if (ncursors > 0)
+			first = (int) (ops->first % (uint64) ncursors);
 		active = ncursors;
 		while (active > 0)
 		{
 			active = 0;
-			for (i = 0; i < ncursors; i++)
+			for (k = 0; k < ncursors; k++)
 			{
-				PurgeCursor *cur = &cursors[i];
+				PurgeCursor *cur = &cursors[(k + first) % ncursors];
 				int64		before = cur->deleted;
 
 				if (cur->kind == PURGE_DONE)
@@ -418,6 +422,9 @@ ttl_purge_round(TtlRoundOps *ops)
 				 * Not before every container has had its first batch: a
 				 * slow one (up to ttl.batch_timeout) early in the list must
 				 * not end every round before the others get their turn.
+				 * The worker's visit bound may end even the first pass:
+				 * then the rounds start at a different container each
+				 * visit (ops->first), so none is always the one cut off.
 				 */
 				if ((!first_pass && ops->max_round_ms > 0 &&
 					 TimestampDifferenceExceeds(started, GetCurrentTimestamp(),

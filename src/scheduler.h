@@ -41,6 +41,7 @@ extern Oid	ttl_db_pick(TimestampTz now, int naptime_ms, bool (*is_blocked) (Oid 
 extern void ttl_db_worker_gone(Oid dboid);
 extern void ttl_db_worker_arrived(Oid dboid);
 extern void ttl_db_worker_left(Oid dboid);
+extern int64 ttl_db_visits(Oid dboid);
 extern void ttl_db_mark_has_ttl(Oid dboid);
 extern uint32 ttl_db_ext_marks(Oid dboid);
 extern void ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before);

@@ -106,11 +106,18 @@ ttl_statement_bound_expired(ErrorData *edata)
 
 /*
  * Worker: whether a statement on a user table may still start, so that it
- * ends (by its own bound) before the visit's does.  Outside a worker,
- * always.  With ttl.batch_timeout off, until the visit's end itself.
+ * ends (by its own bound, ttl.batch_timeout) before the visit's does.
+ * Outside a worker, always.  With ttl.batch_timeout off, until the visit's
+ * end itself.  A ttl.batch_timeout of the database's own (ALTER DATABASE
+ * ... SET) longer than half the visit counts as half: the launcher's
+ * floor on the visit bound was computed with its own value.
  */
 bool
 ttl_visit_may_start(void)
 {
-	return ttl_visit_time_left_ms() > (int64) Max(ttl_batch_timeout, 0);
+	int64		bound_ms;
+	int64		left_ms = ttl_visit_time_left_ms(&bound_ms);
+	int64		margin_ms = Min((int64) Max(ttl_batch_timeout, 0), bound_ms / 2);
+
+	return left_ms > margin_ms;
 }

@@ -36,7 +36,7 @@ extern void ttl_visit_enter(Oid relid, TtlStep step);
 extern void ttl_visit_leave(void);
 extern void ttl_visit_wait_begin(void);
 extern void ttl_visit_wait_end(void);
-extern int64 ttl_visit_time_left_ms(void);
+extern int64 ttl_visit_time_left_ms(int64 *bound_ms);
 
 /* worker_slots.c, for launcher.c and pool_views.c */
 extern void ttl_visit_publish_bound(int64 bound_ms);

@@ -375,6 +375,7 @@ worker_round(LeftBacklog *left)
 		ops.backoff = true;
 		ops.may_start = worker_may_start;
 		ops.committed = worker_committed;
+		ops.first = (uint64) ttl_db_visits(MyDatabaseId);
 		deleted = ttl_purge_round(&ops);
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);

@@ -313,25 +313,25 @@ ttl_visit_publish_bound(int64 bound_ms)
 }
 
 /*
- * Worker: what is left of its visit, in ms (PG_INT64_MAX outside a
- * worker).  The bound is the launcher's (its settings are the ones
- * enforced), else this backend's own.
+ * Worker: what is left of its visit, in ms, and the whole bound
+ * (*bound_ms); PG_INT64_MAX for both outside a worker.  The bound is the
+ * launcher's (its settings are the ones enforced), else this backend's own.
  */
 int64
-ttl_visit_time_left_ms(void)
+ttl_visit_time_left_ms(int64 *bound_ms)
 {
-	int64		bound_ms;
 	int64		working_us;
 
+	*bound_ms = PG_INT64_MAX;
 	if (my_slot < 0)
 		return PG_INT64_MAX;
 	SpinLockAcquire(&ttl_shared->mutex);
-	bound_ms = ttl_shared->visit_bound_ms;
+	*bound_ms = ttl_shared->visit_bound_ms;
 	working_us = working_us_locked(&ttl_shared->slots[my_slot], GetCurrentTimestamp());
 	SpinLockRelease(&ttl_shared->mutex);
-	if (bound_ms <= 0)
-		bound_ms = ttl_visit_bound_ms();
-	return bound_ms - working_us / 1000;
+	if (*bound_ms <= 0)
+		*bound_ms = ttl_visit_bound_ms();
+	return *bound_ms - working_us / 1000;
 }
 
 /*

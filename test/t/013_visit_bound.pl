@@ -52,7 +52,7 @@ CREATE SCHEMA app AUTHORIZATION alice;
 });
 }
 
-# (a) in dba, created first: a round visits it first
+# (a) in dba, beside a victim container of alice's
 my $hog_a = q{
 SET ROLE mallory;
 CREATE FUNCTION m.hold() RETURNS trigger LANGUAGE plpgsql AS $$
