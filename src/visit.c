@@ -4,8 +4,10 @@
  *		background worker or ttl.run_purge(): a purge batch
  *		(purge_round.c), the worker's backlog walk (worker.c), the restore
  *		guard's estimate (guard.c); all three are bounded by
- *		ttl.batch_timeout.  And whether a worker may still start such a
- *		statement, given what is left of its visit.
+ *		ttl.batch_timeout.  Whether a worker may still start such a
+ *		statement, given what is left of its visit.  And the in-flight
+ *		record the worker keeps before each such statement, through its
+ *		slot (worker_slots.c lends it: visit.h).
  *
  * A bound is a cancel, which an owner's code can trap (a PL/pgSQL
  * EXCEPTION WHEN query_canceled); what catches that is the visit bound the
@@ -40,6 +42,9 @@ typedef struct StatementTimer
 } StatementTimer;
 
 static StatementTimer timer;
+
+/* The worker's slot, once claimed (worker_slots.c); NULL elsewhere. */
+static const TtlVisitSlot *visit_slot = NULL;
 
 const char *
 ttl_step_name(TtlStep step)
@@ -102,6 +107,57 @@ ttl_statement_bound_expired(ErrorData *edata)
 	return edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
 		timer.deadline != 0 &&
 		GetCurrentTimestamp() >= timer.deadline;
+}
+
+void
+ttl_visit_attach(const TtlVisitSlot *slot)
+{
+	visit_slot = slot;
+}
+
+/* Worker, before a statement on a user table: where it is, what it does. */
+void
+ttl_visit_enter(Oid relid, TtlStep step)
+{
+	if (visit_slot != NULL)
+		visit_slot->set_inflight(relid, step);
+}
+
+/* Worker, after the statement (also when it failed and was caught). */
+void
+ttl_visit_leave(void)
+{
+	if (visit_slot != NULL)
+		visit_slot->set_inflight(InvalidOid, TTL_STEP_NONE);
+}
+
+/*
+ * A worker waiting on purpose (for replicas, say) marks it, so that the
+ * launcher leaves the wait out of the visit's time; a wait that is not
+ * marked (the cost budget's sleep between batches) counts as working.
+ */
+void
+ttl_visit_wait_begin(void)
+{
+	if (visit_slot != NULL)
+		visit_slot->set_waiting(true);
+}
+
+void
+ttl_visit_wait_end(void)
+{
+	if (visit_slot != NULL)
+		visit_slot->set_waiting(false);
+}
+
+/* What is left of the worker's visit (ms) and its bound; else both max. */
+int64
+ttl_visit_time_left_ms(int64 *bound_ms)
+{
+	if (visit_slot != NULL)
+		return visit_slot->time_left_ms(bound_ms);
+	*bound_ms = PG_INT64_MAX;
+	return PG_INT64_MAX;
 }
 
 /*

@@ -31,7 +31,22 @@ extern void ttl_statement_bound_disarm(void);
 extern bool ttl_statement_bound_expired(ErrorData *edata);
 extern bool ttl_visit_may_start(void);
 
-/* worker_slots.c: the worker's in-flight record and its visit's clock */
+/*
+ * visit.c: the worker's in-flight record and its visit's clock.  They live
+ * in the worker's slot, in the scheduler's shared memory (worker_slots.c),
+ * which lends these to visit.c once the worker has claimed it: so the
+ * modules below the scheduler (purge_round.c, guard.c) keep the record
+ * without calling up into it.  Outside a worker (ttl.run_purge,
+ * ttl.enable) nothing is lent, and there is nothing to record.
+ */
+typedef struct TtlVisitSlot
+{
+	void		(*set_inflight) (Oid relid, TtlStep step);
+	void		(*set_waiting) (bool waiting);
+	int64		(*time_left_ms) (int64 *bound_ms);
+} TtlVisitSlot;
+
+extern void ttl_visit_attach(const TtlVisitSlot *slot);
 extern void ttl_visit_enter(Oid relid, TtlStep step);
 extern void ttl_visit_leave(void);
 extern void ttl_visit_wait_begin(void);

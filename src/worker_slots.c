@@ -95,6 +95,15 @@ typedef struct TtlShared
 
 static TtlShared *ttl_shared = NULL;
 static int	my_slot = -1;		/* a worker's own slot, once claimed */
+
+static void slot_set_inflight(Oid relid, TtlStep step);
+static void slot_set_waiting(bool waiting);
+static int64 slot_time_left_ms(int64 *bound_ms);
+
+/* What the worker's slot lends visit.c once claimed (visit.h). */
+static const TtlVisitSlot my_visit_slot = {
+	slot_set_inflight, slot_set_waiting, slot_time_left_ms
+};
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
@@ -151,6 +160,7 @@ release_worker_slot(int code, Datum arg)
 	left = ttl_shared->slots[i];
 	memset(&ttl_shared->slots[i], 0, sizeof(TtlWorkerSlot));
 	SpinLockRelease(&ttl_shared->mutex);
+	ttl_visit_attach(NULL);
 	my_slot = -1;
 	if (OidIsValid(left.relid) && left.end != TTL_END_DB_COMMAND)
 		ttl_db_note_interrupted(left.dboid, left.relid, left.step,
@@ -231,62 +241,39 @@ ttl_claim_worker_slot(Oid dboid)
 		return false;
 	my_slot = free_slot;
 	on_shmem_exit(release_worker_slot, Int32GetDatum(free_slot));
+	ttl_visit_attach(&my_visit_slot);
 	return true;
 }
 
 /* ---- the visit bound (visit.h) ---- */
 
 /*
- * Worker, before a statement on a user table: the container it is in and
- * what it does there.  Outside a worker (ttl.run_purge, ttl.enable),
- * nothing: no launcher watches those.
+ * The in-flight record, lent to visit.c (visit.h) once the worker has its
+ * slot: the container it is in and what it does there.
  */
-void
-ttl_visit_enter(Oid relid, TtlStep step)
+static void
+slot_set_inflight(Oid relid, TtlStep step)
 {
-	if (my_slot < 0)
-		return;
 	SpinLockAcquire(&ttl_shared->mutex);
 	ttl_shared->slots[my_slot].relid = relid;
 	ttl_shared->slots[my_slot].step = step;
 	SpinLockRelease(&ttl_shared->mutex);
 }
 
-/* Worker, after the statement (also when it failed and was caught). */
-void
-ttl_visit_leave(void)
-{
-	ttl_visit_enter(InvalidOid, TTL_STEP_NONE);
-}
-
-/*
- * A worker waiting on purpose (for replicas, say) marks it, so that the
- * launcher leaves the wait out of the visit's time; a wait that is not
- * marked (the cost budget's sleep between batches) counts as working.
- */
-void
-ttl_visit_wait_begin(void)
-{
-	if (my_slot < 0)
-		return;
-	SpinLockAcquire(&ttl_shared->mutex);
-	if (ttl_shared->slots[my_slot].wait_since == 0)
-		ttl_shared->slots[my_slot].wait_since = GetCurrentTimestamp();
-	SpinLockRelease(&ttl_shared->mutex);
-}
-
-void
-ttl_visit_wait_end(void)
+/* A wait on purpose begins or ends: it does not count (visit.c). */
+static void
+slot_set_waiting(bool waiting)
 {
 	TtlWorkerSlot *slot;
+	TimestampTz now = GetCurrentTimestamp();
 
-	if (my_slot < 0)
-		return;
 	SpinLockAcquire(&ttl_shared->mutex);
 	slot = &ttl_shared->slots[my_slot];
-	if (slot->wait_since != 0)
+	if (waiting && slot->wait_since == 0)
+		slot->wait_since = now;
+	else if (!waiting && slot->wait_since != 0)
 	{
-		slot->waited_us += GetCurrentTimestamp() - slot->wait_since;
+		slot->waited_us += now - slot->wait_since;
 		slot->wait_since = 0;
 	}
 	SpinLockRelease(&ttl_shared->mutex);
@@ -314,17 +301,14 @@ ttl_visit_publish_bound(int64 bound_ms)
 
 /*
  * Worker: what is left of its visit, in ms, and the whole bound
- * (*bound_ms); PG_INT64_MAX for both outside a worker.  The bound is the
- * launcher's (its settings are the ones enforced), else this backend's own.
+ * (*bound_ms).  The bound is the launcher's (its settings are the ones
+ * enforced), else this backend's own.
  */
-int64
-ttl_visit_time_left_ms(int64 *bound_ms)
+static int64
+slot_time_left_ms(int64 *bound_ms)
 {
 	int64		working_us;
 
-	*bound_ms = PG_INT64_MAX;
-	if (my_slot < 0)
-		return PG_INT64_MAX;
 	SpinLockAcquire(&ttl_shared->mutex);
 	*bound_ms = ttl_shared->visit_bound_ms;
 	working_us = working_us_locked(&ttl_shared->slots[my_slot], GetCurrentTimestamp());
