@@ -206,6 +206,7 @@ ttl_claim_worker_slot(Oid dboid)
 	int			i;
 	int			free_slot = -1;
 	int			taken = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&ttl_shared->mutex);
 	if (database_blocked_locked(dboid))
@@ -234,7 +235,7 @@ ttl_claim_worker_slot(Oid dboid)
 		memset(slot, 0, sizeof(TtlWorkerSlot));
 		slot->dboid = dboid;
 		slot->pid = MyProcPid;
-		slot->visit_start = GetCurrentTimestamp();
+		slot->visit_start = now;
 	}
 	SpinLockRelease(&ttl_shared->mutex);
 	if (free_slot < 0)
@@ -308,10 +309,11 @@ static int64
 slot_time_left_ms(int64 *bound_ms)
 {
 	int64		working_us;
+	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&ttl_shared->mutex);
 	*bound_ms = ttl_shared->visit_bound_ms;
-	working_us = working_us_locked(&ttl_shared->slots[my_slot], GetCurrentTimestamp());
+	working_us = working_us_locked(&ttl_shared->slots[my_slot], now);
 	SpinLockRelease(&ttl_shared->mutex);
 	if (*bound_ms <= 0)
 		*bound_ms = ttl_visit_bound_ms();
