@@ -4,7 +4,11 @@
  *		memory, since the launcher connects to none: whether it has the
  *		extension (unknown until a worker looked, or CREATE EXTENSION ttl
  *		said so), when it was last served, the backlog its last worker left
- *		(due rows, oldest due item) and its last error.  From this the
+ *		(due rows, oldest due item), its last error, the visits the
+ *		launcher ended for overstaying ttl.max_visit_time, and the in-flight
+ *		record of a worker that exited in the middle of a statement on a
+ *		user table (worker_slots.c hands it over; the next worker there
+ *		takes it: worker.c).  From this the
  *		launcher picks the next database to serve (ttl_db_pick);
  *		ttl.databases and ttl.worker_pool show a copy of it (pool_views.c).
  *		The containers' resume points live next to it (resume_store.c).
@@ -52,6 +56,9 @@ typedef struct TtlDbState
 	TimestampTz oldest_due;		/* 0: none due */
 	TimestampTz last_error_at;
 	char		last_error[TTL_ERROR_LEN];
+	TtlInterrupted interrupted; /* left by a worker that exited mid-statement */
+	int64		terminations;	/* visits the launcher ended */
+	char		last_termination[TTL_ERROR_LEN];
 } TtlDbState;
 
 typedef struct TtlDbTable
@@ -59,6 +66,8 @@ typedef struct TtlDbTable
 	LWLock	   *lock;
 	int			running;		/* workers connected now */
 	int			high_water;		/* most ever connected at once */
+	int64		terminations;	/* visits the launcher ended, all databases */
+	uint32		interrupted_seq;
 	TtlDbState	dbs[TTL_MAX_DATABASES];
 } TtlDbTable;
 
@@ -325,6 +334,24 @@ ttl_db_worker_arrived(Oid dboid)
 	LWLockRelease(db_table->lock);
 }
 
+/*
+ * Worker: how many workers the launcher has started for dboid (this one
+ * included), for the round to start at a different container each visit.
+ */
+int64
+ttl_db_visits(Oid dboid)
+{
+	TtlDbState *db;
+	int64		visits = 0;
+
+	LWLockAcquire(db_table->lock, LW_SHARED);
+	db = find_db(dboid, false);
+	if (db != NULL)
+		visits = db->visits;
+	LWLockRelease(db_table->lock);
+	return visits;
+}
+
 /* Worker, at exit (any exit: an on_shmem_exit callback). */
 void
 ttl_db_worker_left(Oid dboid)
@@ -436,6 +463,85 @@ ttl_db_publish_error(Oid dboid, const char *message)
 }
 
 /*
+ * A worker's exit callback (worker_slots.c): it exited in the middle of a
+ * statement on relid.  Kept for the next worker of dboid, which records it
+ * as relid's error and backs relid off.  A later record replaces an
+ * earlier one not yet taken (the earlier worker's successor could not
+ * take it, so it died too; the latest is the one to act on).
+ */
+void
+ttl_db_note_interrupted(Oid dboid, Oid relid, TtlStep step, bool by_bound, int64 bound_ms)
+{
+	TtlDbState *db;
+
+	if (db_table == NULL)
+		return;
+	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	db = find_db(dboid, false);
+	if (db != NULL)
+	{
+		db->interrupted.relid = relid;
+		db->interrupted.step = step;
+		db->interrupted.by_bound = by_bound;
+		db->interrupted.bound_ms = bound_ms;
+		db->interrupted.seq = ++db_table->interrupted_seq;
+	}
+	LWLockRelease(db_table->lock);
+}
+
+/* Worker, on arrival: the record its predecessor left, if any (kept). */
+bool
+ttl_db_take_interrupted(Oid dboid, TtlInterrupted *rec)
+{
+	TtlDbState *db;
+
+	memset(rec, 0, sizeof(*rec));
+	LWLockAcquire(db_table->lock, LW_SHARED);
+	db = find_db(dboid, false);
+	if (db != NULL)
+		*rec = db->interrupted;
+	LWLockRelease(db_table->lock);
+	return OidIsValid(rec->relid);
+}
+
+/* Worker, once the record is acted on (committed): gone, unless replaced. */
+void
+ttl_db_forget_interrupted(Oid dboid, uint32 seq)
+{
+	TtlDbState *db;
+
+	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	db = find_db(dboid, false);
+	if (db != NULL && db->interrupted.seq == seq)
+		memset(&db->interrupted, 0, sizeof(TtlInterrupted));
+	LWLockRelease(db_table->lock);
+}
+
+/* Launcher: it has terminated dboid's worker for overstaying bound_ms. */
+void
+ttl_db_note_termination(Oid dboid, Oid relid, TtlStep step, int64 bound_ms)
+{
+	TtlDbState *db;
+
+	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	db_table->terminations++;
+	db = find_db(dboid, false);
+	if (db != NULL)
+	{
+		db->terminations++;
+		if (OidIsValid(relid))
+			snprintf(db->last_termination, TTL_ERROR_LEN,
+					 "terminated after ttl.max_visit_time (" INT64_FORMAT " ms) in container %u (%s)",
+					 bound_ms, relid, ttl_step_name(step));
+		else
+			snprintf(db->last_termination, TTL_ERROR_LEN,
+					 "terminated after ttl.max_visit_time (" INT64_FORMAT " ms) between statements",
+					 bound_ms);
+	}
+	LWLockRelease(db_table->lock);
+}
+
+/*
  * A copy of what is known of every database, for ttl.databases
  * (pool_views.c): *n entries, palloc'd; NULL when there is no shared memory
  * (ttl not in shared_preload_libraries).
@@ -468,20 +574,26 @@ ttl_db_report(int *n)
 		r->oldest_due = db->oldest_due;
 		strlcpy(r->last_error, db->last_error, sizeof(r->last_error));
 		r->visits = db->visits;
+		r->terminations = db->terminations;
+		strlcpy(r->last_termination, db->last_termination, sizeof(r->last_termination));
 	}
 	LWLockRelease(db_table->lock);
 	return out;
 }
 
-/* The pool's workers now and the most ever at once; false without a pool. */
+/*
+ * The pool's workers now, the most ever at once and the visits the
+ * launcher ended; false without a pool.
+ */
 bool
-ttl_db_pool_counts(int *running, int *high_water)
+ttl_db_pool_counts(int *running, int *high_water, int64 *terminations)
 {
 	if (db_table == NULL)
 		return false;
 	LWLockAcquire(db_table->lock, LW_SHARED);
 	*running = db_table->running;
 	*high_water = db_table->high_water;
+	*terminations = db_table->terminations;
 	LWLockRelease(db_table->lock);
 	return true;
 }

@@ -34,9 +34,13 @@
  *
  * Locking: the shared state is guard_events.c's (its spinlock).  The checks
  * run in the round's transaction, each estimate in a subtransaction as the
- * table's owner with lock_timeout 1s (a failure leaves the container
- * unpurged for this round and the event unchecked); the registry is written
- * as the extension's owner (ttl_registry_execute).
+ * table's owner with lock_timeout 1s and bounded by ttl.batch_timeout (a
+ * failure leaves the container unpurged for this round and the event
+ * unchecked; in the worker, the estimate is in its in-flight record, so an
+ * owner's code that traps the cancel is ended by the visit bound:
+ * visit.h); the registry is written as the extension's owner
+ * (ttl_registry_execute).  A container the worker has backed off is not
+ * estimated, and the event stays unchecked until it is.
  */
 #include "postgres.h"
 
@@ -65,6 +69,7 @@
 #include "run_as.h"
 #include "settings.h"
 #include "subxact.h"
+#include "visit.h"
 
 double		ttl_restore_guard_fraction = 0.2;
 
@@ -234,25 +239,41 @@ estimate_step(void *arg)
 	if (!ttl_read_container(step->relid, &c))
 		memset(step->est, 0, sizeof(*step->est));	/* gone meanwhile */
 	else
+	{
+		ttl_statement_bound_arm(ttl_batch_timeout);
 		ttl_guard_estimate(step->relid, &c, ttl_current_unix_seconds(), step->fraction,
 						   step->est);
+		ttl_statement_bound_disarm();
+	}
 }
 
 /*
- * The estimate in a subtransaction with lock_timeout 1s: false (and a
- * WARNING) when it failed; a cancel is thrown.
+ * The estimate in a subtransaction with lock_timeout 1s, bounded by
+ * ttl.batch_timeout (visit.c) and announced in the worker's in-flight
+ * record: false (and a WARNING) when it failed or ran out of its bound;
+ * any other cancel is thrown.
  */
 static bool
 estimate_safely(Oid relid, double fraction, TtlGuardEstimate *est)
 {
 	EstimateStep step = {relid, fraction, est};
 	ErrorData  *edata;
+	const char *message;
 
-	if (ttl_run_in_subtransaction(estimate_step, &step, &edata))
+	ttl_visit_enter(relid, TTL_STEP_GUARD);
+	edata = ttl_subxact_run(estimate_step, &step, CurrentMemoryContext, true);
+	ttl_statement_bound_disarm();	/* it failed with the bound armed */
+	ttl_visit_leave();
+	if (edata == NULL)
 		return true;
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !ttl_statement_bound_expired(edata))
+		ReThrowError(edata);
+	message = ttl_statement_bound_expired(edata) ?
+		psprintf("estimate cancelled after ttl.batch_timeout (%d ms)", ttl_batch_timeout) :
+		edata->message;
 	ereport(WARNING,
 			(errmsg("ttl restore guard could not check container \"%s\": %s",
-					ttl_relation_display_name(relid), edata->message),
+					ttl_relation_display_name(relid), message),
 			 errdetail("The container is not purged automatically in this round.")));
 	FreeErrorData(edata);
 	return false;
@@ -345,6 +366,18 @@ ttl_guard_holds(TtlGuardRound *round, Oid relid)
 	if (!at_home && est.total > 0)
 		release(relid);
 	return false;
+}
+
+/*
+ * The round leaves relid out without asking (the worker backs it off:
+ * backoff.c): an event it should have been checked for stays unchecked,
+ * so that it is checked before it is purged again.
+ */
+void
+ttl_guard_unchecked(TtlGuardRound *round, Oid relid)
+{
+	if (round->active && round->check_all)
+		round->failed = true;
 }
 
 /*

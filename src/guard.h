@@ -20,6 +20,7 @@ extern double ttl_restore_guard_fraction;
 extern void ttl_guard_define_settings(void);
 extern void ttl_guard_round_begin(TtlGuardRound *round);
 extern bool ttl_guard_holds(TtlGuardRound *round, Oid relid);
+extern void ttl_guard_unchecked(TtlGuardRound *round, Oid relid);
 extern void ttl_guard_after_enable(Oid relid);
 extern bool ttl_guard_held_now(Oid relid);
 extern void ttl_guard_release(Oid relid);

@@ -12,6 +12,16 @@
  *		stops.  So ttl never holds more than 1 + ttl.max_workers of
  *		max_worker_processes.
  *
+ * No owner can hold a place of the pool: a worker whose visit has lasted
+ * longer than ttl.max_visit_time of working time (ttl_visit_bound_ms:
+ * never less than ttl.naptime + 2 x ttl.batch_timeout; time it waits on
+ * purpose does not count: worker_slots.c) is ended with
+ * TerminateBackgroundWorker: a SIGTERM, whose FATAL no owner's code can
+ * trap, unlike the cancel of a statement's own bound.  Never SIGKILL, which
+ * would restart the cluster.  Its place is free again when it has gone;
+ * the next worker in its database backs off the container it was in
+ * (worker.c).  The launcher wakes in time for the next such bound.
+ *
  * Databases without the extension cost nothing between rescans: a worker
  * that finds none there says so (db_states.c) and no other is started
  * there until ttl.rescan_interval has passed, or CREATE EXTENSION ttl
@@ -30,6 +40,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
 #include "utils/acl.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -177,6 +188,61 @@ start_worker(int i, Oid dboid)
 	return true;
 }
 
+/* The name of a database, for a message (the launcher has no database). */
+static char *
+database_name(Oid dboid)
+{
+	char	   *name;
+	char	   *copy;
+
+	StartTransactionCommand();
+	name = get_database_name(dboid);
+	copy = name != NULL ? MemoryContextStrdup(TopMemoryContext, name) : NULL;
+	CommitTransactionCommand();
+	return copy;
+}
+
+/*
+ * End the workers that have overstayed the visit bound.  Returns how long
+ * the launcher may sleep at most (wait_ms, or less): until the next
+ * worker's bound.
+ */
+static long
+enforce_visit_bound(long wait_ms)
+{
+	int64		bound_ms = ttl_visit_bound_ms();
+	TimestampTz now = GetCurrentTimestamp();
+	int			i;
+
+	ttl_visit_publish_bound(bound_ms);
+	for (i = 0; i < ttl_max_workers; i++)
+	{
+		pid_t		pid;
+		Oid			relid = InvalidOid;
+		TtlStep		step = TTL_STEP_NONE;
+		char	   *name;
+
+		if (pool[i].handle == NULL ||
+			GetBackgroundWorkerPid(pool[i].handle, &pid) != BGWH_STARTED ||
+			!ttl_visit_overstayed(pid, now, bound_ms, &wait_ms, &relid, &step))
+			continue;
+		TerminateBackgroundWorker(pool[i].handle);
+		ttl_db_note_termination(pool[i].dboid, relid, step, bound_ms);
+		name = database_name(pool[i].dboid);
+		ereport(LOG,
+				(errmsg("ttl launcher terminated the purge worker of database \"%s\" after ttl.max_visit_time (" INT64_FORMAT " ms)",
+						name ? name : "?", bound_ms),
+				 OidIsValid(relid) ?
+				 errdetail("It was in the container with OID %u (%s); the next worker in that database backs it off.",
+						   relid, ttl_step_name(step)) :
+				 errdetail("It was between statements on user tables."),
+				 errhint("ttl.max_visit_time bounds a purge worker's visit to one database.")));
+		if (name != NULL)
+			pfree(name);
+	}
+	return Max(wait_ms, 10);
+}
+
 /*
  * Fill the free places of the pool, most urgent database first.  Returns
  * how long to sleep at most: until the next database is due, unless a
@@ -238,6 +304,8 @@ ttl_launcher_main(Datum arg)
 			list_free(dbs);
 			wait_ms = fill_pool();
 		}
+		/* also with ttl.enabled off: a worker may still be running */
+		wait_ms = enforce_visit_bound(wait_ms);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 wait_ms,
 						 ttl_wait_event(&launcher_wait_event, "TtlLauncherNaptime"));

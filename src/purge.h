@@ -13,6 +13,8 @@
  * (fair), each batch committed by the caller's callback, which also decides
  * whether the round goes on (the worker stops when ttl.enabled goes off).
  */
+struct TtlResumePoint;
+
 typedef struct TtlRoundOps
 {
 	bool		(*next_transaction) (void *arg);	/* commit, start another */
@@ -24,6 +26,18 @@ typedef struct TtlRoundOps
 	int			max_round_ms;	/* > 0: end the round after this long */
 	bool		unfinished;		/* out: the round ended with work left */
 	struct HTAB *resume;		/* where unfinished containers stopped */
+	/* the worker's visit bound (visit.h); all three unset for run_purge */
+	bool		backoff;		/* leave backed-off containers out; a batch
+								 * that times out backs its container off */
+	bool		(*may_start) (void *arg);	/* false: end the round now */
+	uint64		first;			/* passes start at container first % n */
+	void		(*committed) (void *arg, Oid relid,
+							  const struct TtlResumePoint *point);	/* a batch
+																	 * committed;
+																	 * NULL
+																	 * point:
+																	 * from the
+																	 * start */
 } TtlRoundOps;
 
 /*

@@ -2,8 +2,14 @@
  * purge_round.c
  *		A purge round over every due container, shared by the background
  *		worker and the ttl.run_purge() procedure: one batch per container in
- *		turn, each in a subtransaction bounded by ttl.batch_timeout, within
- *		the cost budget, resuming where a bounded round stopped.
+ *		turn, each in a subtransaction bounded by ttl.batch_timeout
+ *		(visit.c), within the cost budget, resuming where a bounded round
+ *		stopped.  For the worker (TtlRoundOps.backoff) each batch is
+ *		announced in its in-flight record first, containers backed off
+ *		(backoff.c) are left out, a batch that runs out of its bound backs
+ *		its container off, no batch starts that could outlast the visit,
+ *		and where each container resumes is handed to the worker after
+ *		each batch commits.
  *
  * Locking: each batch takes its own locks (purge_batch.c) and the caller
  * commits between batches; one container's failure is recorded in
@@ -42,6 +48,7 @@
 #include "settings.h"
 #include "stats.h"
 #include "subxact.h"
+#include "visit.h"
 
 /* The cost budget's sleep, by name in pg_stat_activity on 17+. */
 static uint32 cost_delay_wait_event = 0;
@@ -194,69 +201,6 @@ activity_text(PurgeCursor *cur)
 }
 
 /*
- * The time bound of one batch of a round (ttl.batch_timeout).  Nothing
- * starts the statement timer for SPI in a background worker, and a CALL's
- * timer covers the whole procedure, so a batch arms STATEMENT_TIMEOUT
- * itself: its expiry cancels the batch like a statement timeout.  A
- * session's own statement_timeout that would end sooner is left alone;
- * one that would end later is re-armed when the batch is over.
- */
-typedef struct BatchTimer
-{
-	bool		armed;
-	TimestampTz deadline;		/* 0: no bound */
-	bool		restore_session;
-	TimestampTz session_fin;
-} BatchTimer;
-
-static BatchTimer batch_timer;
-
-static void
-batch_timer_arm(void)
-{
-	memset(&batch_timer, 0, sizeof(batch_timer));
-	if (ttl_batch_timeout <= 0)
-		return;
-	batch_timer.deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   ttl_batch_timeout);
-	if (get_timeout_active(STATEMENT_TIMEOUT))
-	{
-		TimestampTz fin = get_timeout_finish_time(STATEMENT_TIMEOUT);
-
-		if (fin <= batch_timer.deadline)
-		{
-			batch_timer.deadline = 0;	/* the session's own comes first */
-			return;
-		}
-		batch_timer.restore_session = true;
-		batch_timer.session_fin = fin;
-	}
-	enable_timeout_at(STATEMENT_TIMEOUT, batch_timer.deadline);
-	batch_timer.armed = true;
-}
-
-static void
-batch_timer_disarm(void)
-{
-	if (!batch_timer.armed)
-		return;
-	batch_timer.armed = false;
-	if (batch_timer.restore_session)
-		enable_timeout_at(STATEMENT_TIMEOUT, batch_timer.session_fin);
-	else
-		disable_timeout(STATEMENT_TIMEOUT, false);
-}
-
-/* Whether a batch's error is its time bound running out. */
-static bool
-batch_timed_out(ErrorData *edata)
-{
-	return edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
-		batch_timer.deadline != 0 &&
-		GetCurrentTimestamp() >= batch_timer.deadline;
-}
-
-/*
  * The purge's own transactions (the worker's, ttl.run_purge()'s) commit
  * without waiting for their WAL to be flushed: a purge commit lost in a
  * crash only brings back rows that are still expired, still hidden by the
@@ -293,9 +237,9 @@ owner_batch(void *arg)
 		elog(ERROR, "SPI_connect failed");
 	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
 	SPI_finish();
-	batch_timer_arm();
+	ttl_statement_bound_arm(ttl_batch_timeout);
 	deleted = ttl_purge_batch_immediate(cur, ttl_batch_size);
-	batch_timer_disarm();
+	ttl_statement_bound_disarm();
 	/* a timeout that fired just now is this batch's, not the round's */
 	CHECK_FOR_INTERRUPTS();
 	ttl_restore_user(&ctx);
@@ -307,6 +251,7 @@ typedef struct FailedBatch
 {
 	Oid			relid;
 	const char *message;
+	bool		overran;		/* counts for the back-off (the worker's) */
 } FailedBatch;
 
 static void
@@ -314,50 +259,84 @@ record_failure(void *arg)
 {
 	FailedBatch *failed = (FailedBatch *) arg;
 
-	ttl_record_purge(failed->relid, 0, failed->message);
+	if (failed->overran)
+		ttl_backoff_record(failed->relid, failed->message);
+	else
+		ttl_record_purge(failed->relid, 0, failed->message);
 }
 
 /*
- * One batch of one container in a subtransaction, as its owner.  A failure
- * is logged and recorded for that container and ends its round; it never
- * escapes (a failure to record it is only logged).
+ * One batch of one container in a subtransaction, as its owner, announced
+ * in the worker's in-flight record.  A failure is logged and recorded for
+ * that container and ends its round; it never escapes (a failure to
+ * record it is only logged).  With backoff (the worker), a batch that ran
+ * out of ttl.batch_timeout also backs its container off.
  */
 static void
-round_batch(PurgeCursor *cur, MemoryContext round_cxt)
+round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)
 {
-	ErrorData  *edata = ttl_subxact_run(owner_batch, cur, round_cxt, true);
+	ErrorData  *edata;
 	ErrorData  *record_error;
 	FailedBatch failed;
 	char	   *name;
 	char	   *message;
+	bool		timed_out;
 
-	batch_timer_disarm();		/* the batch failed with it armed */
+	ttl_visit_enter(cur->relid, TTL_STEP_BATCH);
+	edata = ttl_subxact_run(owner_batch, cur, round_cxt, true);
+	ttl_statement_bound_disarm();	/* the batch failed with it armed */
+	ttl_visit_leave();
 	if (edata == NULL)
 		return;
+	timed_out = ttl_statement_bound_expired(edata);
 	/*
 	 * A cancel that is not the batch's own bound (pg_cancel_backend, the
 	 * session's statement_timeout) ends a CALL ttl.run_purge(), like any
 	 * statement.  The worker skips the container instead: nobody waits for
 	 * it to end.
 	 */
-	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !batch_timed_out(edata) &&
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out &&
 		!ttl_am_background_worker())
 		ReThrowError(edata);
 	cur->kind = PURGE_DONE;
 	name = get_rel_name(cur->relid);
 	message = edata->message;
-	if (batch_timed_out(edata))
+	if (timed_out)
 		message = psprintf("batch cancelled after ttl.batch_timeout (%d ms)",
 						   ttl_batch_timeout);
 	ereport(WARNING,
 			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", message),
+			 (backoff && timed_out) ?
+			 errdetail("The container is backed off: later rounds leave it out for a while (ttl.purge_stats.retry_after).") :
 			 errdetail("The container is skipped until the next round.")));
 	failed.relid = cur->relid;
 	failed.message = message;
+	failed.overran = backoff && timed_out;
 	record_error = ttl_subxact_run(record_failure, &failed, round_cxt, true);
 	if (record_error != NULL)
 		ereport(LOG,
 				(errmsg("could not record ttl purge error: %s", record_error->message)));
+}
+
+/* A batch of cur has committed: the worker learns where cur resumes. */
+static void
+report_committed(TtlRoundOps *ops, PurgeCursor *cur)
+{
+	ResumePoint point;
+
+	if (ops->committed == NULL)
+		return;
+	if (cur->kind == PURGE_DONE)
+	{
+		ops->committed(ops->arg, cur->relid, NULL);
+		return;
+	}
+	point.relid = cur->relid;
+	point.kind = (int) cur->kind;
+	point.leaf = cur->leaf;
+	point.lower_key = cur->lower_key;
+	point.deleted = cur->deleted;
+	ops->committed(ops->arg, cur->relid, &point);
 }
 
 /*
@@ -380,8 +359,13 @@ ttl_purge_round(TtlRoundOps *ops)
 	TtlGuardRound guard;
 	volatile bool cost_started = false;
 	bool		first_pass = true;
+	List	   *backed_off = NIL;
+	List	   *overran = NIL;
+	PurgeCursor *last = NULL;	/* the batch the next commit commits */
+	int			first = 0;		/* the cursor each pass starts at */
 	ListCell   *lc;
 	int			i;
+	int			k;
 
 	ops->unfinished = false;
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
@@ -391,6 +375,8 @@ ttl_purge_round(TtlRoundOps *ops)
 	{
 		MemoryContextSwitchTo(round_cxt);
 		relids = ttl_list_due_containers(ops->all_owners);
+		if (ops->backoff)
+			ttl_backoff_load(&backed_off, &overran);
 		/* the restore guard may hold some of them (guard.c) */
 		ttl_guard_round_begin(&guard);
 		ncursors = list_length(relids);
@@ -403,7 +389,13 @@ ttl_purge_round(TtlRoundOps *ops)
 			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
 							ops->walks);
 			resume_cursor(ops->resume, &cursors[i]);
-			if (ttl_guard_holds(&guard, relid))
+			if (list_member_oid(backed_off, relid))
+			{
+				/* not even estimated: the guard's check waits for it */
+				cursors[i].kind = PURGE_DONE;
+				ttl_guard_unchecked(&guard, relid);
+			}
+			else if (ttl_guard_holds(&guard, relid))
 				cursors[i].kind = PURGE_DONE;
 			i++;
 		}
@@ -411,13 +403,15 @@ ttl_purge_round(TtlRoundOps *ops)
 
 		cost_begin(&cost_saved);
 		cost_started = true;
+		if (ncursors > 0)
+			first = (int) (ops->first % (uint64) ncursors);
 		active = ncursors;
 		while (active > 0)
 		{
 			active = 0;
-			for (i = 0; i < ncursors; i++)
+			for (k = 0; k < ncursors; k++)
 			{
-				PurgeCursor *cur = &cursors[i];
+				PurgeCursor *cur = &cursors[(k + first) % ncursors];
 				int64		before = cur->deleted;
 
 				if (cur->kind == PURGE_DONE)
@@ -428,23 +422,33 @@ ttl_purge_round(TtlRoundOps *ops)
 				 * Not before every container has had its first batch: a
 				 * slow one (up to ttl.batch_timeout) early in the list must
 				 * not end every round before the others get their turn.
+				 * The worker's visit bound may end even the first pass:
+				 * then the rounds start at a different container each
+				 * visit (ops->first), so none is always the one cut off.
 				 */
-				if (!first_pass && ops->max_round_ms > 0 &&
-					TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
-											   ops->max_round_ms))
+				if ((!first_pass && ops->max_round_ms > 0 &&
+					 TimestampDifferenceExceeds(started, GetCurrentTimestamp(),
+												ops->max_round_ms)) ||
+					(ops->may_start != NULL && !ops->may_start(ops->arg)))
 				{
+					/* nor past what is left of the worker's visit */
 					ops->unfinished = true;
 					active = 0;
 					break;
 				}
 				if (!ops->next_transaction(ops->arg))
 				{
+					if (last != NULL)
+						report_committed(ops, last);
 					active = 0;
 					break;
 				}
+				if (last != NULL)
+					report_committed(ops, last);
 				if (ops->report)
 					ops->report(ops->arg, activity_text(cur));
-				round_batch(cur, round_cxt);
+				round_batch(cur, round_cxt, ops->backoff);
+				last = cur;
 				total += cur->deleted - before;
 				if (cur->kind != PURGE_DONE)
 					active++;

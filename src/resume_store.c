@@ -3,11 +3,12 @@
  *		Where each container's next purge batch starts (its resume point in
  *		the purge index), kept in fixed-size shared memory between the
  *		visits of the pool's workers: a worker loads its database's points
- *		when it arrives and saves them when it leaves, so the next worker
- *		goes on where it stopped.  A point that finds no room
- *		(TTL_MAX_RESUME_POINTS) is dropped, which only costs that container
- *		a walk from its lowest key; a dropped database's points are
- *		forgotten (db_states.c).
+ *		when it arrives, saves a container's after each batch of it commits
+ *		and all of them when its round ends, so the next worker goes on
+ *		where it stopped, also when this one was terminated (visit.h).  A
+ *		point that finds no room (TTL_MAX_RESUME_POINTS) is dropped, which
+ *		only costs that container a walk from its lowest key; a dropped
+ *		database's points are forgotten (db_states.c).
  *
  * Locking: its own LWLock (tranche "ttl resume points") around each load,
  * save or forget; db_states.c may call ttl_db_forget_resume_points while
@@ -122,5 +123,43 @@ ttl_db_save_resume_points(Oid dboid, HTAB *map)
 		store->points[next].dboid = dboid;
 		store->points[next].point = *point;
 	}
+	LWLockRelease(store->lock);
+}
+
+/*
+ * Worker, after a batch of relid committed: where relid resumes (NULL:
+ * from its lowest key).
+ */
+void
+ttl_db_save_resume_point(Oid dboid, Oid relid, const TtlResumePoint *point)
+{
+	TtlSavedResume *found = NULL;
+	TtlSavedResume *free_entry = NULL;
+	int			i;
+
+	LWLockAcquire(store->lock, LW_EXCLUSIVE);
+	for (i = 0; i < TTL_MAX_RESUME_POINTS; i++)
+	{
+		TtlSavedResume *saved = &store->points[i];
+
+		if (saved->dboid == dboid && saved->point.relid == relid)
+		{
+			found = saved;
+			break;
+		}
+		if (free_entry == NULL && saved->dboid == InvalidOid)
+			free_entry = saved;
+	}
+	if (point == NULL)
+	{
+		if (found != NULL)
+			found->dboid = InvalidOid;
+	}
+	else if (found != NULL || (found = free_entry) != NULL)
+	{
+		found->dboid = dboid;
+		found->point = *point;
+	}
+	/* else no room: a walk from the start next time */
 	LWLockRelease(store->lock);
 }

@@ -13,7 +13,10 @@
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 
+#include "visit.h"
+
 struct HTAB;
+struct TtlResumePoint;
 
 extern void ttl_register_launcher(void);
 extern bool ttl_claim_worker_slot(Oid dboid);
@@ -38,11 +41,33 @@ extern Oid	ttl_db_pick(TimestampTz now, int naptime_ms, bool (*is_blocked) (Oid 
 extern void ttl_db_worker_gone(Oid dboid);
 extern void ttl_db_worker_arrived(Oid dboid);
 extern void ttl_db_worker_left(Oid dboid);
+extern int64 ttl_db_visits(Oid dboid);
 extern void ttl_db_mark_has_ttl(Oid dboid);
 extern uint32 ttl_db_ext_marks(Oid dboid);
 extern void ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before);
 extern void ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due);
 extern void ttl_db_publish_error(Oid dboid, const char *message);
+
+/*
+ * db_states.c: the in-flight record a worker left when it exited in the
+ * middle of a statement on a user table (worker_slots.c hands it over),
+ * for the next worker of that database (worker.c); and the launcher's
+ * terminations (launcher.c).
+ */
+typedef struct TtlInterrupted
+{
+	Oid			relid;			/* InvalidOid: none */
+	TtlStep		step;
+	bool		by_bound;		/* the launcher ended it: ttl.max_visit_time */
+	int64		bound_ms;
+	uint32		seq;			/* tells one record from the next */
+} TtlInterrupted;
+
+extern void ttl_db_note_interrupted(Oid dboid, Oid relid, TtlStep step, bool by_bound,
+									int64 bound_ms);
+extern bool ttl_db_take_interrupted(Oid dboid, TtlInterrupted *rec);
+extern void ttl_db_forget_interrupted(Oid dboid, uint32 seq);
+extern void ttl_db_note_termination(Oid dboid, Oid relid, TtlStep step, int64 bound_ms);
 
 /* resume_store.c: where each container's next batch starts, between visits */
 extern void ttl_resume_store_request(void);
@@ -50,6 +75,7 @@ extern void ttl_resume_store_attach(void);
 extern void ttl_db_forget_resume_points(Oid dboid);
 extern void ttl_db_load_resume_points(Oid dboid, struct HTAB *map);
 extern void ttl_db_save_resume_points(Oid dboid, struct HTAB *map);
+extern void ttl_db_save_resume_point(Oid dboid, Oid relid, const struct TtlResumePoint *point);
 
 /* db_states.c, for the views of pool_views.c: a copy of one database's state */
 #define TTL_ERROR_LEN 256
@@ -65,9 +91,11 @@ typedef struct TtlDbReport
 	TimestampTz oldest_due;		/* 0: none due */
 	char		last_error[TTL_ERROR_LEN];
 	int64		visits;
+	int64		terminations;	/* visits the launcher ended */
+	char		last_termination[TTL_ERROR_LEN];
 } TtlDbReport;
 
 extern TtlDbReport *ttl_db_report(int *n);
-extern bool ttl_db_pool_counts(int *running, int *high_water);
+extern bool ttl_db_pool_counts(int *running, int *high_water, int64 *terminations);
 
 #endif							/* TTL_SCHEDULER_H */

@@ -27,6 +27,7 @@ int			ttl_max_workers = 2;
 int			ttl_rescan_interval = 300;
 int			ttl_batch_size = 1000;
 int			ttl_batch_timeout = 60000;
+int			ttl_max_visit_time = 300000;
 int			ttl_cost_limit = 200;
 double		ttl_cost_delay = 2.0;
 bool		ttl_mark_purge_deletes = false;
@@ -122,6 +123,20 @@ ttl_now(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The visit bound the launcher enforces: ttl.max_visit_time, but never
+ * less than an ordinary visit may take (a round of ttl.naptime, the batch
+ * started just before its end, one backlog walk), or it would end healthy
+ * visits: so at least ttl.naptime + 2 x ttl.batch_timeout.
+ */
+int64
+ttl_visit_bound_ms(void)
+{
+	int64		floor_ms = (int64) ttl_naptime * 1000 + 2 * (int64) Max(ttl_batch_timeout, 0);
+
+	return Max((int64) ttl_max_visit_time, floor_ms);
+}
+
+/*
  * The ttl.* settings, defined at module load (_PG_init).
  */
 void
@@ -180,6 +195,21 @@ ttl_define_settings(void)
 							&ttl_batch_timeout,
 							60000, 0, INT_MAX,
 							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * The hard bound on a worker's visit (launcher.c ends a worker that
+	 * overstays it).  No value turns it off: a bound that an owner's code
+	 * can lift protects nobody; a cluster that wants very long batches
+	 * sets it large.  SIGHUP: the launcher enforces it, with its own value.
+	 */
+	DefineCustomIntVariable("ttl.max_visit_time",
+							"Longest a purge worker may serve a database before the launcher terminates it.",
+							"Time the worker waits on purpose does not count. A value below ttl.naptime + 2 x ttl.batch_timeout is raised to that. The container it was in is backed off.",
+							&ttl_max_visit_time,
+							300000, 1000, INT_MAX,
+							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

@@ -17,11 +17,13 @@ extern int	ttl_max_workers;
 extern int	ttl_rescan_interval;
 extern int	ttl_batch_size;
 extern int	ttl_batch_timeout;
+extern int	ttl_max_visit_time;
 extern int	ttl_cost_limit;
 extern double ttl_cost_delay;
 extern bool ttl_mark_purge_deletes;
 
 extern void ttl_define_settings(void);
+extern int64 ttl_visit_bound_ms(void);
 
 /* The clock: the statement timestamp, or ttl.now_override. */
 extern TimestampTz ttl_current_time(void);

@@ -12,6 +12,9 @@
  *   registry.c         the containers: cache, reads, list, purge/policy lock;
  *                      container_admin.c (the SQL functions that change it)
  *   run_as.c           SQL as another role with a pinned search_path
+ *   visit.c            the bounds of a worker's visit: each statement's on a
+ *                      user table, and the in-flight record (visit.h; kept
+ *                      in the worker's slot, which worker_slots.c lends)
  *   stamp.c            where a row is stamped (the trigger)
  *   live_view.c        where it is hidden (<table>_live); live_filter.c
  *   mark.c             purge deletes marked in the change stream
@@ -20,7 +23,8 @@
  *                      purge_leaves.c, purge_round.c, purge_functions.c
  *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
  *                      db_states.c (the databases in shared memory)
- *   stats.c            ttl.purge_stats and the backlog
+ *   stats.c            ttl.purge_stats and the backlog; backoff.c (the
+ *                      durable back-off of containers that overran)
  *   guard.c            the restore guard (guard_events.c: its events,
  *                      guard_estimate.c: its estimate)
  *   ddl_*.c            containers follow ALTER TABLE

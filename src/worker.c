@@ -11,6 +11,18 @@
  *		error that ended the visit, and the resume points of the containers
  *		it did not finish.
  *
+ * The visit is bounded (visit.h): before each statement on a user table
+ * (a batch, a backlog walk, the restore guard's estimate) the worker
+ * records in its slot which container it is in; each such statement is
+ * bounded by ttl.batch_timeout; none starts that could outlast what is left
+ * of ttl.max_visit_time; and the launcher terminates a worker that
+ * overstays it all the same (an owner's code that traps the cancel).  On
+ * arrival the worker acts on the in-flight record its predecessor left if
+ * it exited in the middle of such a statement: that container's last_error
+ * says so and it is backed off (backoff.c), so the database's other
+ * containers are served first.  Resume points reach shared memory after
+ * each committed batch, so a terminated visit loses nothing.
+ *
  * Security: it connects as the bootstrap superuser, pins search_path to
  * pg_catalog, pg_temp for its whole life, lists containers in C and runs
  * each batch as the table's owner (purge_batch.c).
@@ -41,6 +53,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "citus_meta.h"
@@ -52,6 +65,8 @@
 #include "scheduler.h"
 #include "settings.h"
 #include "stats.h"
+#include "subxact.h"
+#include "visit.h"
 
 static HTAB *resume_points = NULL;
 
@@ -140,13 +155,75 @@ lock_container_now(Oid relid)
 	return true;
 }
 
+/* One container's backlog walk, as a step of walk_bounded(). */
+typedef struct WalkStep
+{
+	Oid			relid;
+	bool		known;
+	int64		due;
+	TimestampTz oldest;
+} WalkStep;
+
+static void
+walk_step(void *arg)
+{
+	WalkStep   *w = (WalkStep *) arg;
+
+	ttl_statement_bound_arm(ttl_batch_timeout);
+	w->known = ttl_scheduler_backlog(w->relid, &w->due, &w->oldest);
+	ttl_statement_bound_disarm();
+}
+
+/*
+ * relid's backlog walk in a subtransaction, bounded by ttl.batch_timeout
+ * and announced in the in-flight record (an owner's code that traps the
+ * cancel is ended by the visit bound).  False when it ran out of its
+ * bound: relid is backed off.  Any other cancel is thrown.
+ */
+static bool
+walk_bounded(WalkStep *w)
+{
+	ErrorData  *edata;
+
+	ttl_visit_enter(w->relid, TTL_STEP_BACKLOG);
+	edata = ttl_subxact_run(walk_step, w, CurrentMemoryContext, true);
+	ttl_statement_bound_disarm();
+	ttl_visit_leave();
+	if (edata == NULL)
+		return true;
+	w->known = false;
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !ttl_statement_bound_expired(edata))
+		ReThrowError(edata);
+	if (ttl_statement_bound_expired(edata))
+	{
+		char	   *message = psprintf("backlog walk cancelled after ttl.batch_timeout (%d ms)",
+									   ttl_batch_timeout);
+
+		ereport(WARNING,
+				(errmsg("ttl backlog of container \"%s\" failed: %s",
+						ttl_relation_display_name(w->relid), message),
+				 errdetail("The container is backed off: later rounds leave it out for a while (ttl.purge_stats.retry_after).")));
+		ttl_backoff_record(w->relid, message);
+		return false;
+	}
+	/* ttl_scheduler_backlog catches the rest itself; this is unforeseen */
+	ereport(WARNING,
+			(errmsg("ttl backlog of container \"%s\" failed: %s",
+					ttl_relation_display_name(w->relid), edata->message)));
+	return true;
+}
+
 /*
  * The backlog of the unpaused containers, as ttl.stats computes it (each
  * walk as the table's owner) but counted only up to TTL_SCHEDULER_WALK_LIMIT
  * rows per purge index: the launcher ranks databases by it, and it is
  * computed at every visit.  A table locked by someone else is left out
  * rather than waited for, as the round skips it, and so is a container
- * the restore guard holds (else its database would look urgent forever).
+ * the restore guard holds (else its database would look urgent forever)
+ * or the worker has backed off (a walk it cannot finish would end every
+ * visit).  Each walk is bounded (walk_bounded); none starts that could
+ * outlast the visit (the rest stay unknown, 0).  A walk that completes
+ * ends an earlier back-off: the container was served within its bounds.
  * Before 1.1 the walks do
  * not exist in that form (no ttl._backlog): the backlog is left unknown (0).
  */
@@ -154,6 +231,8 @@ static void
 compute_backlog(LeftBacklog *left)
 {
 	List	   *relids = ttl_list_purge_targets(true);
+	List	   *backed_off;
+	List	   *overran;
 	ListCell   *lc;
 	bool		isnull;
 
@@ -169,21 +248,96 @@ compute_backlog(LeftBacklog *left)
 	if (SPI_execute("SET LOCAL lock_timeout = '1s'", false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not set lock_timeout");
 	SPI_finish();
+	ttl_backoff_load(&backed_off, &overran);
 	foreach(lc, relids)
 	{
-		int64		due;
-		TimestampTz oldest;
+		WalkStep	w = {lfirst_oid(lc)};
 
-		if (!lock_container_now(lfirst_oid(lc)))
+		if (list_member_oid(backed_off, w.relid))
+			continue;			/* backed off: its walk waits too */
+		if (!ttl_visit_may_start())
+			break;				/* the visit's time is up: the rest unknown */
+		if (!lock_container_now(w.relid))
 			continue;			/* locked by DDL: the round skipped it too */
-		if (ttl_guard_held_now(lfirst_oid(lc)))
+		if (ttl_guard_held_now(w.relid))
 			continue;			/* held by the restore guard (guard.c): not due */
-		if (!ttl_scheduler_backlog(lfirst_oid(lc), &due, &oldest) || due == 0)
+		if (!walk_bounded(&w))
 			continue;
-		left->due_rows += due;
-		if (oldest != 0 && (left->oldest_due == 0 || oldest < left->oldest_due))
-			left->oldest_due = oldest;
+		if (list_member_oid(overran, w.relid))
+			ttl_backoff_clear(w.relid);
+		if (!w.known || w.due == 0)
+			continue;
+		left->due_rows += w.due;
+		if (w.oldest != 0 && (left->oldest_due == 0 || w.oldest < left->oldest_due))
+			left->oldest_due = w.oldest;
 	}
+}
+
+/*
+ * The in-flight record a predecessor left when it exited in the middle of
+ * a statement on a user table (worker_slots.c, db_states.c): that
+ * container's last_error says what happened and it is backed off
+ * (backoff.c), in a transaction of its own.  A failure to record it is
+ * only logged: it must not end every visit of the database.
+ */
+typedef struct InterruptedStep
+{
+	Oid			relid;
+	const char *message;
+} InterruptedStep;
+
+static void
+record_interrupted(void *arg)
+{
+	InterruptedStep *step = (InterruptedStep *) arg;
+
+	ttl_backoff_record(step->relid, step->message);
+}
+
+static void
+act_on_interrupted_visit(void)
+{
+	TtlInterrupted rec;
+	InterruptedStep step;
+	ErrorData  *edata;
+
+	if (!ttl_db_take_interrupted(MyDatabaseId, &rec))
+		return;
+	step.relid = rec.relid;
+	if (rec.by_bound)
+		step.message = psprintf("purge worker terminated after ttl.max_visit_time (" INT64_FORMAT " ms) while in this container (%s)",
+								rec.bound_ms, ttl_step_name(rec.step));
+	else
+		step.message = psprintf("purge worker exited while in this container (%s)",
+								ttl_step_name(rec.step));
+	if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(rec.relid)))
+	{
+		ereport(WARNING,
+				(errmsg("ttl purge of \"%s\": %s", ttl_relation_display_name(rec.relid),
+						step.message),
+				 errdetail("The container is backed off: later rounds leave it out for a while (ttl.purge_stats.retry_after).")));
+		edata = ttl_subxact_run(record_interrupted, &step, CurrentMemoryContext, false);
+		if (edata != NULL)
+			ereport(LOG,
+					(errmsg("could not record ttl purge error: %s", edata->message)));
+	}
+	worker_commit();
+	worker_begin();
+	ttl_db_forget_interrupted(MyDatabaseId, rec.seq);
+}
+
+/* Whether the round may start another batch: see ttl_visit_may_start. */
+static bool
+worker_may_start(void *arg)
+{
+	return ttl_visit_may_start();
+}
+
+/* A batch committed: where its container resumes, in shared memory now. */
+static void
+worker_committed(void *arg, Oid relid, const TtlResumePoint *point)
+{
+	ttl_db_save_resume_point(MyDatabaseId, relid, point);
 }
 
 /*
@@ -211,17 +365,24 @@ worker_round(LeftBacklog *left)
 		 * worker lets it go when it exits.
 		 */
 		ttl_mark_begin(TTL_MARK_BY_WORKER, worker_restart);
+		act_on_interrupted_visit();
 		ops.next_transaction = worker_next_transaction;
 		ops.report = worker_report;
 		ops.all_owners = true;
 		/* a round lasts at most a naptime, so other databases wait no longer */
 		ops.max_round_ms = ttl_naptime * 1000;
 		ops.resume = resume_points;
+		ops.backoff = true;
+		ops.may_start = worker_may_start;
+		ops.committed = worker_committed;
+		ops.first = (uint64) ttl_db_visits(MyDatabaseId);
 		deleted = ttl_purge_round(&ops);
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);
 		pgstat_report_activity(STATE_RUNNING, "ttl backlog");
 		worker_commit();
+		/* the round's last batch has committed: its points are safe now */
+		ttl_db_save_resume_points(MyDatabaseId, resume_points);
 		worker_begin();
 		compute_backlog(left);
 	}
@@ -247,10 +408,7 @@ worker_visit(Oid dboid)
 	PG_TRY();
 	{
 		if (worker_round(&left))
-		{
-			ttl_db_save_resume_points(dboid, resume_points);
 			ttl_db_publish_backlog(dboid, left.due_rows, left.oldest_due);
-		}
 	}
 	PG_CATCH();
 	{

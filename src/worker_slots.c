@@ -10,9 +10,22 @@
  *		when CREATE EXTENSION ttl gives a database the extension
  *		(db_states.c, whose shared memory is requested here too).
  *
+ * A worker's slot also holds what the visit bound needs (visit.h): when
+ * its visit started, the time it has spent waiting on purpose (which does
+ * not count), and its in-flight record: the container it is in and what
+ * it does there (a batch, the backlog walk, the restore guard's estimate),
+ * set before each statement on a user table and cleared after.  The
+ * launcher reads them to end a visit that overstays ttl.max_visit_time
+ * (launcher.c); a worker that exits with its in-flight record still set
+ * (the launcher terminated it, or it died otherwise) hands the record to
+ * its database's state (db_states.c), where the next worker there finds
+ * it and backs that container off.  A worker stopped for a database
+ * command (below) hands nothing on: the container did nothing wrong.
+ *
  * Locking: TtlShared->mutex (a spinlock) guards the slot array and the
  * list of blocked databases.  A slot is claimed by a worker at start and
- * released by its exit callback.  A backend about to run one of those
+ * released by its exit callback (which takes db_states.c's lock only after
+ * releasing the spinlock).  A backend about to run one of those
  * commands blocks the database for the duration of the command (no worker
  * may start there), stops its worker and waits for it, so the command
  * never finds our worker connected; the block is lifted when the command
@@ -37,14 +50,30 @@
 #include "compat.h"
 #include "scheduler.h"
 #include "settings.h"
+#include "visit.h"
 
 /* Waiting for a database's worker to exit, by name on 17+. */
 static uint32 worker_exit_wait_event = 0;
+
+/* Who ended a worker from outside, as its exit callback sees it. */
+typedef enum TtlSlotEnd
+{
+	TTL_END_NONE = 0,
+	TTL_END_VISIT_BOUND,		/* the launcher: ttl.max_visit_time */
+	TTL_END_DB_COMMAND			/* DROP DATABASE and the like (below) */
+} TtlSlotEnd;
 
 typedef struct TtlWorkerSlot
 {
 	Oid			dboid;
 	pid_t		pid;
+	TimestampTz visit_start;	/* when the worker claimed the slot */
+	TimestampTz wait_since;		/* 0: not waiting on purpose now */
+	int64		waited_us;		/* waits on purpose that have ended */
+	Oid			relid;			/* in-flight record: InvalidOid, none */
+	TtlStep		step;
+	TtlSlotEnd	end;
+	int64		bound_ms;		/* with TTL_END_VISIT_BOUND: the bound */
 } TtlWorkerSlot;
 
 #define TTL_MAX_BLOCKED 16
@@ -58,12 +87,23 @@ typedef struct TtlBlockedDatabase
 typedef struct TtlShared
 {
 	slock_t		mutex;
+	int64		visit_bound_ms; /* the launcher's, 0: not published yet */
 	TtlBlockedDatabase blocked[TTL_MAX_BLOCKED];
 	int			nslots;
 	TtlWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } TtlShared;
 
 static TtlShared *ttl_shared = NULL;
+static int	my_slot = -1;		/* a worker's own slot, once claimed */
+
+static void slot_set_inflight(Oid relid, TtlStep step);
+static void slot_set_waiting(bool waiting);
+static int64 slot_time_left_ms(int64 *bound_ms);
+
+/* What the worker's slot lends visit.c once claimed (visit.h). */
+static const TtlVisitSlot my_visit_slot = {
+	slot_set_inflight, slot_set_waiting, slot_time_left_ms
+};
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
@@ -96,6 +136,7 @@ ttl_shmem_startup(void)
 	if (!found)
 	{
 		SpinLockInit(&ttl_shared->mutex);
+		ttl_shared->visit_bound_ms = 0;
 		memset(ttl_shared->blocked, 0, sizeof(ttl_shared->blocked));
 		ttl_shared->nslots = max_worker_processes;
 		memset(ttl_shared->slots, 0, sizeof(TtlWorkerSlot) * max_worker_processes);
@@ -104,15 +145,26 @@ ttl_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/*
+ * At the worker's exit (any exit, FATAL included): the slot is free, and
+ * an in-flight record still set goes to the database's state for the next
+ * worker there (db_states.c).
+ */
 static void
 release_worker_slot(int code, Datum arg)
 {
 	int			i = DatumGetInt32(arg);
+	TtlWorkerSlot left;
 
 	SpinLockAcquire(&ttl_shared->mutex);
-	ttl_shared->slots[i].dboid = InvalidOid;
-	ttl_shared->slots[i].pid = 0;
+	left = ttl_shared->slots[i];
+	memset(&ttl_shared->slots[i], 0, sizeof(TtlWorkerSlot));
 	SpinLockRelease(&ttl_shared->mutex);
+	ttl_visit_attach(NULL);
+	my_slot = -1;
+	if (OidIsValid(left.relid) && left.end != TTL_END_DB_COMMAND)
+		ttl_db_note_interrupted(left.dboid, left.relid, left.step,
+								left.end == TTL_END_VISIT_BOUND, left.bound_ms);
 }
 
 /* Whether a command blocks workers for this database; caller holds mutex. */
@@ -154,6 +206,7 @@ ttl_claim_worker_slot(Oid dboid)
 	int			i;
 	int			free_slot = -1;
 	int			taken = 0;
+	TimestampTz now = GetCurrentTimestamp();
 
 	SpinLockAcquire(&ttl_shared->mutex);
 	if (database_blocked_locked(dboid))
@@ -177,16 +230,162 @@ ttl_claim_worker_slot(Oid dboid)
 		free_slot = -1;
 	if (free_slot >= 0)
 	{
-		ttl_shared->slots[free_slot].dboid = dboid;
-		ttl_shared->slots[free_slot].pid = MyProcPid;
+		TtlWorkerSlot *slot = &ttl_shared->slots[free_slot];
+
+		memset(slot, 0, sizeof(TtlWorkerSlot));
+		slot->dboid = dboid;
+		slot->pid = MyProcPid;
+		slot->visit_start = now;
 	}
 	SpinLockRelease(&ttl_shared->mutex);
 	if (free_slot < 0)
 		return false;
+	my_slot = free_slot;
 	on_shmem_exit(release_worker_slot, Int32GetDatum(free_slot));
+	ttl_visit_attach(&my_visit_slot);
 	return true;
 }
 
+/* ---- the visit bound (visit.h) ---- */
+
+/*
+ * The in-flight record, lent to visit.c (visit.h) once the worker has its
+ * slot: the container it is in and what it does there.
+ */
+static void
+slot_set_inflight(Oid relid, TtlStep step)
+{
+	SpinLockAcquire(&ttl_shared->mutex);
+	ttl_shared->slots[my_slot].relid = relid;
+	ttl_shared->slots[my_slot].step = step;
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
+/* A wait on purpose begins or ends: it does not count (visit.c). */
+static void
+slot_set_waiting(bool waiting)
+{
+	TtlWorkerSlot *slot;
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	slot = &ttl_shared->slots[my_slot];
+	if (waiting && slot->wait_since == 0)
+		slot->wait_since = now;
+	else if (!waiting && slot->wait_since != 0)
+	{
+		slot->waited_us += now - slot->wait_since;
+		slot->wait_since = 0;
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
+/* Working time of a slot's visit so far, in microseconds; mutex held. */
+static int64
+working_us_locked(TtlWorkerSlot *slot, TimestampTz now)
+{
+	int64		us = now - slot->visit_start - slot->waited_us;
+
+	if (slot->wait_since != 0)
+		us -= now - slot->wait_since;
+	return us;
+}
+
+/* Launcher: the bound it enforces, for the workers to plan by. */
+void
+ttl_visit_publish_bound(int64 bound_ms)
+{
+	SpinLockAcquire(&ttl_shared->mutex);
+	ttl_shared->visit_bound_ms = bound_ms;
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
+/*
+ * Worker: what is left of its visit, in ms, and the whole bound
+ * (*bound_ms).  The bound is the launcher's (its settings are the ones
+ * enforced), else this backend's own.
+ */
+static int64
+slot_time_left_ms(int64 *bound_ms)
+{
+	int64		working_us;
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	*bound_ms = ttl_shared->visit_bound_ms;
+	working_us = working_us_locked(&ttl_shared->slots[my_slot], now);
+	SpinLockRelease(&ttl_shared->mutex);
+	if (*bound_ms <= 0)
+		*bound_ms = ttl_visit_bound_ms();
+	return *bound_ms - working_us / 1000;
+}
+
+/*
+ * Launcher: whether the worker pid has overstayed bound_ms of working
+ * time, the first time it is asked (the slot then says so, for the
+ * worker's exit callback); *relid and *step: where it is.  Otherwise
+ * *left_ms: how long until it would have overstayed (unchanged when the
+ * pid has no slot, or was told already).
+ */
+bool
+ttl_visit_overstayed(pid_t pid, TimestampTz now, int64 bound_ms,
+					 long *left_ms, Oid *relid, TtlStep *step)
+{
+	bool		over = false;
+	int			i;
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < ttl_shared->nslots; i++)
+	{
+		TtlWorkerSlot *slot = &ttl_shared->slots[i];
+		int64		left;
+
+		if (slot->pid != pid || pid == 0 || slot->end != TTL_END_NONE)
+			continue;
+		left = bound_ms - working_us_locked(slot, now) / 1000;
+		if (left > 0)
+		{
+			*left_ms = (long) Min(left, (int64) *left_ms);
+			break;
+		}
+		slot->end = TTL_END_VISIT_BOUND;
+		slot->bound_ms = bound_ms;
+		*relid = slot->relid;
+		*step = slot->step;
+		over = true;
+		break;
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+	return over;
+}
+
+/* For ttl.databases: the container worker pid is in now, if any. */
+void
+ttl_visit_inflight_of(pid_t pid, Oid *relid, TtlStep *step)
+{
+	int			i;
+
+	*relid = InvalidOid;
+	*step = TTL_STEP_NONE;
+	if (ttl_shared == NULL || pid == 0)
+		return;
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < ttl_shared->nslots; i++)
+	{
+		if (ttl_shared->slots[i].pid == pid)
+		{
+			*relid = ttl_shared->slots[i].relid;
+			*step = ttl_shared->slots[i].step;
+			break;
+		}
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+}
+
+/*
+ * The pid of dboid's worker, or 0.  For a database command about to stop
+ * it, which marks the slot: the worker's in-flight record is not handed on.
+ */
 static pid_t
 worker_pid_for(Oid dboid)
 {
@@ -196,7 +395,10 @@ worker_pid_for(Oid dboid)
 	SpinLockAcquire(&ttl_shared->mutex);
 	for (i = 0; i < ttl_shared->nslots; i++)
 		if (ttl_shared->slots[i].dboid == dboid && ttl_shared->slots[i].pid != 0)
+		{
 			pid = ttl_shared->slots[i].pid;
+			ttl_shared->slots[i].end = TTL_END_DB_COMMAND;
+		}
 	SpinLockRelease(&ttl_shared->mutex);
 	return pid;
 }
