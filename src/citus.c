@@ -69,7 +69,6 @@
 #include "citus.h"
 #include "citus_meta.h"
 #include "compat.h"
-#include "purge_internal.h"
 #include "run_as.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
@@ -265,33 +264,6 @@ ttl_citus_purge(Oid relid, int64 max_rows)
 	SPI_finish();
 	AtEOXact_GUC(true, nestlevel);
 	return total;
-}
-
-/*
- * ttl._purge_placements(container, max_rows): purge this node's active
- * placements of a distributed container now, as its owner; how many rows.
- */
-PG_FUNCTION_INFO_V1(ttl_purge_placements);
-Datum
-ttl_purge_placements(PG_FUNCTION_ARGS)
-{
-	Oid			relid = PG_GETARG_OID(0);
-	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
-	int64		total = 0;
-	ListCell   *lc;
-
-	PreventCommandIfReadOnly("ttl._purge_placements()");
-	ttl_check_container_owner(relid);
-	foreach(lc, ttl_citus_local_placements(relid, false))
-	{
-		bool		skipped;
-
-		if (max_rows >= 0 && total >= max_rows)
-			break;
-		total += ttl_purge_container(lfirst_oid(lc),
-									 max_rows < 0 ? -1 : max_rows - total, &skipped);
-	}
-	PG_RETURN_INT64(total);
 }
 
 /* ttl._local_placements(container): this node's active placements. */

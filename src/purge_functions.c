@@ -1,6 +1,7 @@
 /*
  * purge_functions.c
- *		The SQL entry points of purge: ttl.purge(), CALL ttl.run_purge(), and
+ *		The SQL entry points of purge: ttl.purge(), CALL ttl.run_purge(),
+ *		ttl._purge_placements() (a node's share of a distributed purge), and
  *		ttl._purge_statement() / ttl._purge_plan_options() for tests.  The
  *		work is in purge_batch.c (one batch), purge_direct.c (the direct
  *		path) and purge_round.c (a round over every container).
@@ -219,4 +220,33 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	SPI_finish();
 	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));
 	PG_RETURN_VOID();
+}
+
+/*
+ * ttl._purge_placements(container, max_rows): purge this node's active
+ * placements of a distributed container now, as its owner; how many rows.
+ * Each node runs it for its share of a distributed ttl.purge() (citus.c
+ * sends it); the placements are found in Citus's metadata (citus_meta.c).
+ */
+PG_FUNCTION_INFO_V1(ttl_purge_placements);
+Datum
+ttl_purge_placements(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+	int64		total = 0;
+	ListCell   *lc;
+
+	PreventCommandIfReadOnly("ttl._purge_placements()");
+	ttl_check_container_owner(relid);
+	foreach(lc, ttl_citus_local_placements(relid, false))
+	{
+		bool		skipped;
+
+		if (max_rows >= 0 && total >= max_rows)
+			break;
+		total += ttl_purge_container(lfirst_oid(lc),
+									 max_rows < 0 ? -1 : max_rows - total, &skipped);
+	}
+	PG_RETURN_INT64(total);
 }
