@@ -1,55 +1,184 @@
 /*
  * ttl.c
- *		Module load: _PG_init() only, which asks each module to set itself up.
+ *		Module load, and every hook of the library in one place: _PG_init()
+ *		defines the settings, registers the callbacks and the launcher,
+ *		and installs each hook once, chaining the subsystems' steps in a
+ *		fixed order and then whatever was installed before ttl (another
+ *		library's hook, or PostgreSQL's standard function).  The
+ *		subsystems (src/README.md) export steps, never install hooks.
  *
- * The modules, from the bottom up (each family with its header; includes
- * and calls only run down this list, never back up):
- *   settings.c         the ttl.* settings and the clock (ttl.now)
- *   document.c         a document's _ts and ttl, validation; accessors.c
- *   expiry.c           the rules, ttl.calculate; item_functions.c (ttl.state)
- *   definitions.c      the one gate to a user table's index definitions:
- *                      read as stored, nothing of the owner's evaluated
- *   registry.c         the containers: cache, reads, list, purge/policy lock;
- *                      container_admin.c (the SQL functions that change it)
- *   run_as.c           SQL as another role with a pinned search_path
- *   visit.c            the bounds of a worker's visit: each statement's on a
- *                      user table, and the in-flight record (visit.h; kept
- *                      in the worker's slot, which worker_slots.c lends)
- *   stamp.c            where a row is stamped (the trigger)
- *   live_view.c        where it is hidden (<table>_live); live_filter.c
- *   mark.c             purge deletes marked in the change stream
- *   purge_*.c          where it is purged: purge_batch.c, purge_statement.c,
- *                      purge_direct.c, purge_walk.c, purge_rows.c,
- *                      purge_leaves.c, purge_round.c, purge_functions.c
- *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
- *                      db_states.c (the databases in shared memory)
- *   stats.c            ttl.purge_stats and the backlog; backoff.c (the
- *                      durable back-off of containers that overran)
- *   guard.c            the restore guard (guard_events.c: its events,
- *                      guard_estimate.c: its estimate)
- *   ddl_*.c            containers follow ALTER TABLE
- *   citus.c            containers on Citus distributed tables; citus_copy.c
- *                      (the SQLSTATE of a shard's error in a COPY)
+ * The chains:
+ *   planner             live: flatten <table>_live           -> previous
+ *   post_parse_analyze  previous -> live: flatten <table>_live
+ *   ProcessUtility      scheduler: stop a database's worker first (with
+ *                       the preload) -> citus: a COPY's shard errors
+ *                       -> live: count the ViewStmts running -> previous
+ *   ExecutorStart       previous -> purge: a purge's triggers not deferred
+ *   ExecutorRun         citus: an INSERT ... SELECT's shard errors
+ *                       -> previous
+ *   needs_fmgr / fmgr   previous -> citus: around Citus's table makers
+ *   shmem_request /     (with the preload) previous -> scheduler: worker
+ *   shmem_startup       slots, databases, resume points -> guard: events
+ *   callbacks           registry: relcache (cached policies); scheduler:
+ *                       xact (CREATE EXTENSION ttl tells the launcher)
  *
  * Locking: none.
  */
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "optimizer/planner.h"
+#include "parser/analyze.h"
+#include "storage/ipc.h"
+#include "tcop/utility.h"
+#include "utils/inval.h"
 
-#include "citus.h"
-#include "citus_copy.h"
-#include "guard.h"
-#include "live_view.h"
-#include "purge.h"
-#include "registry.h"
-#include "scheduler.h"
-#include "settings.h"
+#include "base/hooks.h"
+#include "base/settings.h"
+#include "citus/citus.h"
+#include "citus/citus_copy.h"
+#include "guard/guard.h"
+#include "guard/guard_events.h"
+#include "live/live_view.h"
+#include "purge/purge.h"
+#include "registry/registry.h"
+#include "scheduler/scheduler.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
+
+static planner_hook_type prev_planner = NULL;
+static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorRun_hook_type prev_executor_run = NULL;
+static needs_fmgr_hook_type prev_needs_fmgr = NULL;
+static fmgr_hook_type prev_fmgr = NULL;
+static shmem_request_hook_type prev_shmem_request = NULL;
+static shmem_startup_hook_type prev_shmem_startup = NULL;
+
+/* loaded by shared_preload_libraries: the scheduler and guard are there */
+static bool loaded_at_start = false;
+
+/* ---- planner, parse analysis ---- */
+
+static PlannedStmt *
+ttl_planner(Query *parse, const char *query_string, int cursor_options,
+			ParamListInfo bound_params)
+{
+	ttl_live_view_plan(parse);
+	if (prev_planner)
+		return prev_planner(parse, query_string, cursor_options, bound_params);
+	return standard_planner(parse, query_string, cursor_options, bound_params);
+}
+
+static void
+ttl_post_parse_analyze(ParseState *pstate, Query *query, JumbleState *jstate)
+{
+	if (prev_post_parse_analyze)
+		prev_post_parse_analyze(pstate, query, jstate);
+	ttl_live_view_analyzed(query);
+}
+
+/* ---- ProcessUtility: each step calls the next exactly once ---- */
+
+static void
+utility_previous(TTL_UTILITY_PARAMS)
+{
+	if (prev_process_utility)
+		prev_process_utility(TTL_UTILITY_ARGS);
+	else
+		standard_ProcessUtility(TTL_UTILITY_ARGS);
+}
+
+static void
+utility_live(TTL_UTILITY_PARAMS)
+{
+	ttl_live_view_utility(TTL_UTILITY_ARGS, utility_previous);
+}
+
+static void
+utility_citus(TTL_UTILITY_PARAMS)
+{
+	ttl_citus_copy_utility(TTL_UTILITY_ARGS, utility_live);
+}
+
+static void
+ttl_process_utility(TTL_UTILITY_PARAMS)
+{
+	if (loaded_at_start)
+		ttl_scheduler_utility(TTL_UTILITY_ARGS, utility_citus);
+	else
+		utility_citus(TTL_UTILITY_ARGS);
+}
+
+/* ---- the executor ---- */
+
+static void
+ttl_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	ttl_purge_executor_started(queryDesc);
+}
+
+static void
+executor_run_previous(TTL_EXECUTOR_RUN_PARAMS)
+{
+	if (prev_executor_run)
+		prev_executor_run(TTL_EXECUTOR_RUN_ARGS);
+	else
+		standard_ExecutorRun(TTL_EXECUTOR_RUN_ARGS);
+}
+
+static void
+ttl_executor_run(TTL_EXECUTOR_RUN_PARAMS)
+{
+	ttl_citus_copy_executor_run(TTL_EXECUTOR_RUN_ARGS, executor_run_previous);
+}
+
+/* ---- fmgr ---- */
+
+static bool
+ttl_needs_fmgr(Oid fn_oid)
+{
+	if (prev_needs_fmgr && prev_needs_fmgr(fn_oid))
+		return true;
+	return ttl_citus_needs_fmgr(fn_oid);
+}
+
+static void
+ttl_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
+{
+	if (prev_fmgr)
+		prev_fmgr(event, flinfo, private);
+	ttl_citus_fmgr(event, flinfo, private);
+}
+
+/* ---- shared memory (with the preload only) ---- */
+
+static void
+ttl_shmem_request(void)
+{
+	if (prev_shmem_request)
+		prev_shmem_request();
+	ttl_scheduler_shmem_request();
+	ttl_guard_shmem_request();
+}
+
+static void
+ttl_shmem_startup(void)
+{
+	if (prev_shmem_startup)
+		prev_shmem_startup();
+	ttl_scheduler_shmem_startup();
+	ttl_guard_shmem_startup();
+}
 
 void
 _PG_init(void)
@@ -58,15 +187,31 @@ _PG_init(void)
 	ttl_guard_define_settings();
 	ttl_define_settings();
 
-	ttl_register_cache_callbacks();
-	ttl_install_live_view_hooks();
-	ttl_install_purge_hooks();
-	ttl_install_citus_hooks();
-	ttl_install_citus_copy_hook();
+	CacheRegisterRelcacheCallback(ttl_registry_invalidate, (Datum) 0);
+
+	prev_planner = planner_hook;
+	planner_hook = ttl_planner;
+	prev_post_parse_analyze = post_parse_analyze_hook;
+	post_parse_analyze_hook = ttl_post_parse_analyze;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = ttl_process_utility;
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = ttl_executor_start;
+	prev_executor_run = ExecutorRun_hook;
+	ExecutorRun_hook = ttl_executor_run;
+	prev_needs_fmgr = needs_fmgr_hook;
+	needs_fmgr_hook = ttl_needs_fmgr;
+	prev_fmgr = fmgr_hook;
+	fmgr_hook = ttl_fmgr;
 
 	if (process_shared_preload_libraries_in_progress)
 	{
+		loaded_at_start = true;
+		prev_shmem_request = shmem_request_hook;
+		shmem_request_hook = ttl_shmem_request;
+		prev_shmem_startup = shmem_startup_hook;
+		shmem_startup_hook = ttl_shmem_startup;
+		RegisterXactCallback(ttl_scheduler_xact_callback, NULL);
 		ttl_register_launcher();
-		ttl_install_guard_hooks();
 	}
 }

@@ -1,0 +1,284 @@
+/*
+ * deadline_admin.c
+ *		The SQL functions behind ttl.set_deadline_property() (rule 9):
+ *		ttl._set_deadline_property() changes the registry and the stamp
+ *		trigger that validates the property on write,
+ *		ttl._check_deadlines() refuses a property that stored items hold
+ *		malformed (naming the first such item by its primary key, or its
+ *		ctid), and ttl._is_deadline_index() tells the plpgsql wrapper
+ *		which index is the current property's deadline index.
+ *
+ * Locking: ttl._set_deadline_property holds the container's purge lock
+ * (ttl_lock_container) until commit, like every policy change, and
+ * replaces the stamp trigger (CREATE OR REPLACE TRIGGER takes
+ * ShareRowExclusiveLock on the table: no write runs between the trigger
+ * change and ttl._check_deadlines, which the wrapper calls after it, so no
+ * malformed value can slip in between).  The check runs as the table's
+ * owner (a security-restricted operation with a pinned search_path) when
+ * the caller is someone else, as ttl._existing_rows does.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "base/run_as.h"
+#include "citus/citus.h"
+#include "document/deadline.h"
+#include "document/document.h"
+#include "document/purge_key.h"
+#include "registry/citus_meta.h"
+#include "registry/registry.h"
+
+#define STAMP_TRIGGER "zzz_ttl_stamp"
+
+/*
+ * ttl._set_deadline_property(container, property): the checks, the
+ * registry's column and the stamp trigger's argument.  The wrapper
+ * ttl.set_deadline_property() builds or drops the index and checks the
+ * stored items.
+ */
+PG_FUNCTION_INFO_V1(ttl_set_deadline_property);
+Datum
+ttl_set_deadline_property(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	TtlContainer c;
+	char	   *property = NULL;
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("container must not be null")));
+	relid = PG_GETARG_OID(0);
+	ttl_check_container_owner(relid);
+	ttl_get_container(relid, &c);
+	if (!PG_ARGISNULL(1))
+	{
+		property = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		ttl_check_deadline_property_name(ttl_relation_display_name(relid), property);
+	}
+
+	/* never in the middle of a purge batch that used the old policy */
+	ttl_lock_container(relid);
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = property ? PG_GETARG_DATUM(1) : (Datum) 0;
+	if (property == NULL)
+		nulls[1] = 'n';
+	ttl_registry_execute("UPDATE ttl.registry SET deadline_property = $2"
+						 " WHERE relid OPERATOR(pg_catalog.=) $1",
+						 2, argtypes, values, nulls, NULL);
+	CacheInvalidateRelcacheByRelid(relid);
+	CommandCounterIncrement();
+
+	if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
+		ttl_citus_sync_policy(relid);	/* (doc, default, paused[, property]) */
+	else
+	{
+		int			nestlevel = ttl_pin_search_path();
+		char	   *sql;
+
+		sql = psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
+					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
+					   " EXECUTE FUNCTION ttl.stamp(%s%s%s)",
+					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												  get_rel_name(relid)),
+					   quote_literal_cstr(NameStr(c.doc_column)),
+					   property ? ", " : "",
+					   property ? quote_literal_cstr(property) : "");
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not replace the stamp trigger of \"%s\"", get_rel_name(relid));
+		SPI_finish();
+		AtEOXact_GUC(true, nestlevel);
+	}
+	PG_RETURN_VOID();
+}
+
+/* "(k1, k2)=(v1, v2)" of the row SPI returned (columns 2..), or its ctid. */
+static char *
+row_key_text(int nkeys, List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+	int			i;
+
+	initStringInfo(&buf);
+	if (nkeys == 0)
+	{
+		appendStringInfo(&buf, "ctid %s",
+						 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+		return buf.data;
+	}
+	appendStringInfoChar(&buf, '(');
+	foreach(lc, names)
+	{
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, quote_identifier(strVal(lfirst(lc))));
+	}
+	appendStringInfoString(&buf, ")=(");
+	for (i = 0; i < nkeys; i++)
+	{
+		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 2);
+
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, v ? v : "null");
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+/*
+ * ttl._check_deadlines(container): 22007 / 22023 naming the first stored
+ * item (in primary key order) whose deadline property is malformed under
+ * the registry's property.  The query asks for the malformed key of
+ * ttl.doc_deadline_key, which the deadline index holds.
+ */
+PG_FUNCTION_INFO_V1(ttl_check_deadlines);
+Datum
+ttl_check_deadlines(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	TtlContainer c;
+	Relation	rel;
+	Oid			pk;
+	List	   *names = NIL;
+	StringInfoData cols;
+	StringInfoData order;
+	char	   *table;
+	const char *doc;
+	char	   *prop;
+	Oid			owner;
+	bool		elevated;
+	TtlUserContext ctx;
+	int			nestlevel = 0;
+	int			nkeys = 0;
+
+	ttl_check_container_owner(relid);
+	if (!ttl_read_container(relid, &c) || !TTL_HAS_DEADLINE(&c))
+		PG_RETURN_VOID();
+	rel = relation_open(relid, AccessShareLock);
+	table = ttl_container_name(rel);
+	doc = quote_identifier(NameStr(c.doc_column));
+	prop = quote_literal_cstr(c.deadline_property);
+
+	/* the primary key's columns, to name the item */
+	initStringInfo(&cols);
+	initStringInfo(&order);
+	/* RelationGetIndexList fills in rd_pkindex (every major) */
+	list_free(RelationGetIndexList(rel));
+	pk = rel->rd_pkindex;
+	if (OidIsValid(pk))
+	{
+		Relation	index = index_open(pk, AccessShareLock);
+		int			i;
+
+		for (i = 0; i < index->rd_index->indnkeyatts; i++)
+		{
+			AttrNumber	attno = index->rd_index->indkey.values[i];
+			char	   *name = get_attname(relid, attno, false);
+
+			names = lappend(names, makeString(name));
+			appendStringInfo(&cols, ", (t.%s)::pg_catalog.text", quote_identifier(name));
+			appendStringInfo(&order, "%s t.%s", nkeys > 0 ? "," : " ORDER BY",
+							 quote_identifier(name));
+			nkeys++;
+		}
+		index_close(index, AccessShareLock);
+	}
+	else
+		appendStringInfoString(&cols, ", (t.ctid)::pg_catalog.text");
+
+	owner = ttl_table_owner(relid);
+	elevated = (GetUserId() != owner);
+	if (elevated)
+		ttl_become_user(owner, &ctx);
+	else
+		nestlevel = ttl_pin_search_path();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("SELECT t.%s%s FROM %s t"
+							 " WHERE ttl.doc_deadline_key(t.%s, %s::pg_catalog.text)"
+							 " OPERATOR(pg_catalog.=) '" INT64_FORMAT "'::pg_catalog.int8"
+							 "%s LIMIT 1",
+							 doc, cols.data, table, doc, prop,
+							 (int64) TTL_DEADLINE_MALFORMED_KEY, order.data),
+					true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "ttl deadline validation scan failed");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		Jsonb	   *jb = DatumGetJsonbP(d);
+		JsonbValue	buf;
+		JsonbValue *v = getKeyJsonValueFromContainer(&jb->root, c.deadline_property,
+													 strlen(c.deadline_property), &buf);
+		int64		seconds;
+		TtlDeadlineState state = ttl_deadline_of_value(v, &seconds);
+		char	   *key = row_key_text(nkeys, names);
+
+		ereport(ERROR,
+				(errcode(state == TTL_DEADLINE_BAD_TEXT ?
+						 ERRCODE_INVALID_DATETIME_FORMAT : ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid deadline \"%s\" in container \"%s\": %s",
+						c.deadline_property, table, ttl_jsonb_value_text(v)),
+				 errdetail("The item with key %s holds a deadline property that is neither an RFC 3339 timestamp with an offset, a JSON integer of Unix seconds (0 or more), nor null; nothing was changed.",
+						   key),
+				 errhint("Correct or remove the property in the stored items first.")));
+	}
+	SPI_finish();
+	if (elevated)
+		ttl_restore_user(&ctx);
+	else
+		AtEOXact_GUC(true, nestlevel);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
+}
+
+/*
+ * ttl._is_deadline_index(index, container): whether the index is the
+ * deadline index of the container's current deadline property.  Owner
+ * only (42501), as the public functions that call it with the caller's
+ * rights; the index's definition is read as stored (definitions.c).
+ */
+PG_FUNCTION_INFO_V1(ttl_is_deadline_index_sql);
+Datum
+ttl_is_deadline_index_sql(PG_FUNCTION_ARGS)
+{
+	Oid			indexid = PG_GETARG_OID(0);
+	Oid			relid = PG_GETARG_OID(1);
+	TtlContainer c;
+	Relation	index;
+	bool		result;
+
+	ttl_check_relation_exists(indexid);
+	ttl_check_relation_exists(relid);
+	/* its callers (set_deadline_property, deadline_index_sql) are owner-only */
+	ttl_check_container_owner(relid);
+	if (!ttl_read_container(relid, &c) || !TTL_HAS_DEADLINE(&c))
+		PG_RETURN_BOOL(false);
+	index = index_open(indexid, AccessShareLock);
+	result = index->rd_index->indrelid == relid &&
+		ttl_is_deadline_index(index, get_attnum(relid, NameStr(c.doc_column)),
+							  c.deadline_property);
+	index_close(index, AccessShareLock);
+	PG_RETURN_BOOL(result);
+}

@@ -1,0 +1,268 @@
+/*
+ * settings.c
+ *		The ttl.* settings and ttl.now(), the single clock used by every rule.
+ *
+ * Locking: none.  Settings are per backend; ttl.now_override is parsed once
+ * by its check hook so that reading the clock per row costs a branch.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "access/xact.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/tzparser.h"
+
+#include "base/compat.h"
+#include "base/settings.h"
+
+bool		ttl_enabled = true;
+int			ttl_naptime = 10;
+int			ttl_max_workers = 2;
+int			ttl_rescan_interval = 300;
+int			ttl_batch_size = 1000;
+int			ttl_batch_timeout = 60000;
+int			ttl_max_visit_time = 300000;
+int			ttl_cost_limit = 200;
+double		ttl_cost_delay = 2.0;
+bool		ttl_mark_purge_deletes = false;
+
+static char *ttl_now_override_text = NULL;
+static bool ttl_now_override_active = false;
+static TimestampTz ttl_now_override_value = 0;
+
+/*
+ * Parse a timestamptz without raising: the check hook of a setting must
+ * report a bad value, not throw.
+ */
+static bool
+parse_timestamptz_quietly(const char *text, TimestampTz *result)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	int			tz;
+	fsec_t		fsec;
+	struct pg_tm tt;
+
+	if (ParseDateTime(text, workbuf, sizeof(workbuf), field, ftype,
+					  MAXDATEFIELDS, &nf) != 0)
+		return false;
+	if (ttl_decode_datetime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
+		return false;
+	if (dtype != DTK_DATE)
+		return false;
+	return tm2timestamp(&tt, fsec, &tz, result) == 0;
+}
+
+static bool
+check_now_override(char **newval, void **extra, GucSource source)
+{
+	TimestampTz *parsed;
+	TimestampTz value;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!parse_timestamptz_quietly(*newval, &value))
+	{
+		GUC_check_errdetail("\"%s\" is not a timestamp with time zone.", *newval);
+		GUC_check_errhint("Use a value such as '2026-01-01 00:00:00+00', or an empty string to use the real clock.");
+		return false;
+	}
+	parsed = (TimestampTz *) ttl_guc_malloc(sizeof(TimestampTz));
+	if (parsed == NULL)
+		return false;
+	*parsed = value;
+	*extra = parsed;
+	return true;
+}
+
+static void
+assign_now_override(const char *newval, void *extra)
+{
+	ttl_now_override_active = (extra != NULL);
+	if (extra != NULL)
+		ttl_now_override_value = *(TimestampTz *) extra;
+}
+
+/*
+ * The clock of every rule: the statement timestamp, or ttl.now_override.
+ */
+TimestampTz
+ttl_current_time(void)
+{
+	if (ttl_now_override_active)
+		return ttl_now_override_value;
+	return GetCurrentStatementStartTimestamp();
+}
+
+/* ttl_current_time() in whole Unix seconds, rounded down. */
+int64
+ttl_current_unix_seconds(void)
+{
+	TimestampTz now = ttl_current_time();
+	int64		secs = now / USECS_PER_SEC;
+
+	if (now < 0 && now % USECS_PER_SEC != 0)
+		secs--;
+	return secs + TTL_UNIX_EPOCH_OFFSET;
+}
+
+PG_FUNCTION_INFO_V1(ttl_now);
+Datum
+ttl_now(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(ttl_current_time());
+}
+
+/*
+ * The visit bound the launcher enforces: ttl.max_visit_time, but never
+ * less than an ordinary visit may take (a round of ttl.naptime, the batch
+ * started just before its end, one backlog walk), or it would end healthy
+ * visits: so at least ttl.naptime + 2 x ttl.batch_timeout.
+ */
+int64
+ttl_visit_bound_ms(void)
+{
+	int64		floor_ms = (int64) ttl_naptime * 1000 + 2 * (int64) Max(ttl_batch_timeout, 0);
+
+	return Max((int64) ttl_max_visit_time, floor_ms);
+}
+
+/*
+ * The ttl.* settings, defined at module load (_PG_init).
+ */
+void
+ttl_define_settings(void)
+{
+	DefineCustomStringVariable("ttl.now_override",
+							   "Fixed time returned by ttl.now(), for tests.",
+							   "Empty means the statement timestamp. Stamping, hiding, purge and the item functions all use it.",
+							   &ttl_now_override_text,
+							   "",
+							   PGC_SUSET,
+							   0,
+							   check_now_override,
+							   assign_now_override,
+							   NULL);
+
+	DefineCustomBoolVariable("ttl.enabled",
+							 "Enables automatic physical purge of expired items.",
+							 "Off stops the background worker and scheduled purges at once; hiding goes on.",
+							 &ttl_enabled,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ttl.naptime",
+							"Time between purge rounds of a database, and the longest a round lasts.",
+							"A worker serves its database for one round, then leaves the pool's slot to the next database.",
+							&ttl_naptime,
+							10, 1, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ttl.rescan_interval",
+							"Time between visits to the databases where no ttl extension was found.",
+							"Catches a database restored or created from a template that has the extension; CREATE EXTENSION ttl is noticed at once.",
+							&ttl_rescan_interval,
+							300, 1, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ttl.batch_size",
+							"Rows deleted per purge transaction.",
+							NULL,
+							&ttl_batch_size,
+							1000, 1, 1000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ttl.batch_timeout",
+							"Longest a purge batch of the worker or ttl.run_purge() may run.",
+							"A batch that runs longer (a slow DELETE trigger, say) is cancelled and recorded as its container's error; the round goes on with the other containers. 0 turns the bound off.",
+							&ttl_batch_timeout,
+							60000, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * The hard bound on a worker's visit (launcher.c ends a worker that
+	 * overstays it).  No value turns it off: a bound that an owner's code
+	 * can lift protects nobody; a cluster that wants very long batches
+	 * sets it large.  SIGHUP: the launcher enforces it, with its own value.
+	 */
+	DefineCustomIntVariable("ttl.max_visit_time",
+							"Longest a purge worker may serve a database before the launcher terminates it.",
+							"Time the worker waits on purpose does not count. A value below ttl.naptime + 2 x ttl.batch_timeout is raised to that. The container it was in is backed off.",
+							&ttl_max_visit_time,
+							300000, 1000, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("ttl.cost_limit",
+							"Cost units a purge may spend before it sleeps for ttl.cost_delay.",
+							"Counted like vacuum_cost_page_hit/miss/dirty. 0 disables throttling.",
+							&ttl_cost_limit,
+							200, 0, 10000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomRealVariable("ttl.cost_delay",
+							 "Sleep of a purge that has spent ttl.cost_limit.",
+							 "0 disables throttling.",
+							 &ttl_cost_delay,
+							 2.0, 0.0, 100.0,
+							 PGC_USERSET,
+							 GUC_UNIT_MS,
+							 NULL, NULL, NULL);
+
+	/*
+	 * Who decides whether TTL deletes are marked in the change stream
+	 * (mark.c): superusers (postgresql.conf for the worker, ALTER
+	 * DATABASE/ROLE SET, or SET in a superuser's session).  A consumer that
+	 * skips marked deletes (an archive, an audit trail) relies on it, so a
+	 * table owner may neither hide the purge of their own rows from such a
+	 * consumer by turning it on nor send it unmarked by turning it off.
+	 */
+	DefineCustomBoolVariable("ttl.mark_purge_deletes",
+							 "Marks the deletes of purges in the logical decoding change stream.",
+							 "A transactional message with prefix \"ttl\" per purge batch; the worker's and ttl.run_purge()'s own transactions also run under a replication origin named ttl_purge_<n>. Needs wal_level = logical.",
+							 &ttl_mark_purge_deletes,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	/*
+	 * The pool's size fixes shared memory: defined only when loaded by
+	 * shared_preload_libraries (core refuses a server-start setting
+	 * defined later), so a session that loads ttl by itself does not know
+	 * it; there is no pool then.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("ttl.max_workers",
+								"Most purge workers running at once, in the whole cluster.",
+								"Each serves one database for a round, then leaves. Together with the launcher, ttl takes 1 + ttl.max_workers of max_worker_processes.",
+								&ttl_max_workers,
+								2, 1, 64,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("ttl");
+}

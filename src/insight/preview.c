@@ -1,0 +1,219 @@
+/*
+ * preview.c
+ *		ttl.preview(container, default_ttl, at): the container's items, the
+ *		items hidden at `at` and those expiring within 1 hour, 1 day, 7 days
+ *		and 30 days after it, under its present default and under a proposed
+ *		one.  Changes nothing.
+ *
+ * Exact counts under the caller's snapshot.  On the fast path
+ * (preview_leaves.c) the purge btree's leaf level is walked once
+ * (index_count.c) and each visible entry is sorted into the figures by its
+ * key: the own-ttl range holds expiry seconds, the inherited range _ts (so
+ * any default is a bound), NULL keys never expire, and the total is the
+ * number of visible entries.  The scan path computes each visible item's
+ * expiry under both defaults with the expiry rules (expiry.c).
+ *
+ * Locking: as preview_leaves.c (AccessShareLock, as a SELECT); buffers as
+ * index_count.c and the table AM's scan.
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/tuplestore.h"
+
+#include "document/deadline.h"
+#include "document/document.h"
+#include "document/expiry.h"
+#include "document/purge_key.h"
+#include "insight/index_count.h"
+#include "insight/preview_leaves.h"
+
+/* The windows of ttl.preview's expiring_1h .. expiring_30d, in seconds. */
+#define NWINDOWS 4
+static const int64 window_seconds[NWINDOWS] = {3600, 86400, 7 * 86400, 30 * 86400};
+
+/* One scenario of ttl.preview: a default and its counts. */
+typedef struct Scenario
+{
+	bool		off;			/* default NULL: nothing expires */
+	int32		default_ttl;
+	int64		hidden;
+	int64		expiring[NWINDOWS];
+} Scenario;
+
+typedef struct PreviewCounts
+{
+	int64		at_s;			/* `at` in whole Unix seconds, rounded down */
+	int64		inherited_low;	/* the lowest key of the inherited range */
+	int64		inherited_zero; /* the keys of second 0 in each range: */
+	int64		own_zero;		/* key - zero decodes (purge_key.c) */
+	int64		items;
+	const char *deadline;		/* the deadline property (scan path), or NULL */
+	Scenario	s[2];			/* current, proposed */
+} PreviewCounts;
+
+/* Count n items of a scenario that expire at the second expiry. */
+static inline void
+count_expiry(Scenario *s, int64 at_s, int64 expiry, int64 n)
+{
+	int			w;
+
+	if (expiry <= at_s)
+	{
+		s->hidden += n;
+		return;
+	}
+	for (w = 0; w < NWINDOWS; w++)
+		if (expiry <= at_s + window_seconds[w])
+			s->expiring[w] += n;
+}
+
+/* index_count.c's visitor: n visible items with that purge key. */
+static void
+preview_visit(void *arg, bool isnull, int64 key, int64 n)
+{
+	PreviewCounts *pc = (PreviewCounts *) arg;
+	int			i;
+
+	pc->items += n;
+	if (isnull)
+		return;					/* pinned, or no _ts: never expires */
+	if (key >= pc->inherited_low)
+	{
+		int64		ts = key - pc->inherited_zero;	/* decoded */
+
+		/* ts is clamped to +-2^61: ts + default cannot overflow */
+		for (i = 0; i < 2; i++)
+			if (!pc->s[i].off && pc->s[i].default_ttl > 0)
+				count_expiry(&pc->s[i], pc->at_s, ts + pc->s[i].default_ttl, n);
+	}
+	else
+	{
+		int64		expiry = key - pc->own_zero;	/* decoded */
+
+		for (i = 0; i < 2; i++)
+			if (!pc->s[i].off)
+				count_expiry(&pc->s[i], pc->at_s, expiry, n);
+	}
+}
+
+/* The scan path of ttl.preview for one leaf. */
+static void
+preview_scan_leaf(TtlPreviewLeaf *leaf, Snapshot snapshot, PreviewCounts *pc)
+{
+	TableScanDesc scan = table_beginscan(leaf->rel, snapshot, 0, NULL);
+	TupleTableSlot *slot = table_slot_create(leaf->rel, NULL);
+	MemoryContext row_cxt = AllocSetContextCreate(CurrentMemoryContext, "ttl preview row",
+												  ALLOCSET_SMALL_SIZES);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		doc;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		pc->items++;
+		doc = slot_getattr(slot, leaf->doc_attno, &isnull);
+		if (!isnull)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(row_cxt);
+			const char *root = ttl_datum_jsonb_root(doc);
+			int64		expiry;
+
+			for (i = 0; i < 2; i++)
+				if (pc->deadline ?
+					ttl_datum_expiry_with_deadline(doc, pc->s[i].off, pc->s[i].default_ttl,
+												   pc->deadline, &expiry) :
+					ttl_root_expiry_second(root, pc->s[i].off, pc->s[i].default_ttl, &expiry))
+					count_expiry(&pc->s[i], pc->at_s, expiry, 1);
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(row_cxt);
+		}
+	}
+	MemoryContextDelete(row_cxt);
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+}
+
+/*
+ * ttl.preview(container regclass, default_ttl integer, at timestamptz)
+ * RETURNS SETOF ttl.preview_row: rows 'current' and 'proposed'.
+ */
+PG_FUNCTION_INFO_V1(ttl_preview);
+Datum
+ttl_preview(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TtlContainer c;
+	Oid			relid;
+	TimestampTz at;
+	PreviewCounts pc;
+	TtlPreviewLeaf *leaves;
+	int			nleaves;
+	int			i;
+	Snapshot	snapshot;
+
+	relid = ttl_preview_container_arg(fcinfo, "ttl.preview", &c);
+	if (!PG_ARGISNULL(1) && !ttl_is_valid_ttl(PG_GETARG_INT32(1)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid default_ttl for container \"%s\": %d",
+						ttl_relation_display_name(relid), PG_GETARG_INT32(1)),
+				 errdetail("The default must be NULL (time-to-live off), -1 (on, items expire only with their own ttl) or between 1 and 2147483647 seconds.")));
+	at = ttl_preview_at_arg(fcinfo, 2);
+
+	memset(&pc, 0, sizeof(pc));
+	pc.at_s = ttl_unix_floor_seconds(at);
+	pc.inherited_low = ttl_purge_key_low(TTL_KEY_INHERITED);
+	pc.inherited_zero = ttl_purge_key_encode(TTL_KEY_INHERITED, 0);
+	pc.own_zero = ttl_purge_key_encode(TTL_KEY_OWN, 0);
+	Assert(ttl_purge_key_decode(TTL_KEY_OWN, pc.own_zero + 12345) == 12345);
+	pc.deadline = TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL;
+	pc.s[0].off = c.default_is_null;
+	pc.s[0].default_ttl = c.default_ttl;
+	pc.s[1].off = PG_ARGISNULL(1);
+	pc.s[1].default_ttl = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+
+	InitMaterializedSRF(fcinfo, 0);
+	snapshot = RegisterSnapshot(GetActiveSnapshot());
+	leaves = ttl_preview_open_leaves(relid, &c, ttl_preview_fast_path_applies(&c), &nleaves);
+	for (i = 0; i < nleaves; i++)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl.preview: %s path for \"%s\"",
+								 leaves[i].key_index ? "index" : "scan",
+								 RelationGetRelationName(leaves[i].rel))));
+		if (leaves[i].key_index)
+			ttl_btree_count_visible(leaves[i].rel, leaves[i].key_index, snapshot,
+									preview_visit, &pc);
+		else
+			preview_scan_leaf(&leaves[i], snapshot, &pc);
+	}
+	ttl_preview_close_leaves(leaves, nleaves);
+	UnregisterSnapshot(snapshot);
+
+	for (i = 0; i < 2; i++)
+	{
+		Datum		values[8];
+		bool		nulls[8] = {false};
+		int			w;
+
+		values[0] = CStringGetTextDatum(i == 0 ? "current" : "proposed");
+		values[1] = Int32GetDatum(pc.s[i].default_ttl);
+		nulls[1] = pc.s[i].off;
+		values[2] = Int64GetDatum(pc.items);
+		values[3] = Int64GetDatum(pc.s[i].hidden);
+		for (w = 0; w < NWINDOWS; w++)
+			values[4 + w] = Int64GetDatum(pc.s[i].expiring[w]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

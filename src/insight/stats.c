@@ -1,0 +1,446 @@
+/*
+ * stats.c
+ *		The purge backlog of a container: ttl.backlog(regclass) and
+ *		ttl._backlog(regclass), the latter read by the view ttl.stats; and
+ *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
+ *		(as the extension's owner, ttl_registry_execute).
+ *
+ * Reading statistics must never run anything on a user table as the
+ * reader: planning a query on a table constant-folds the IMMUTABLE
+ * functions of its index expressions, which belong to the table's owner.
+ * So the two walks over the purge indexes are planned and run as the
+ * table's owner, inside a security-restricted operation with search_path
+ * pg_catalog, pg_temp (ttl_become_user), and name every function and
+ * operator with its schema.  The reader needs SELECT on the table, and
+ * row-level security must not apply to the reader there (the walks count
+ * rows its policies would hide): otherwise ttl._backlog returns NULLs and
+ * ttl.backlog raises 42501.  A table that
+ * no longer exists (a registry row left behind, e.g. by a TEMP table whose
+ * session ended) or a temporary table of another session gives NULLs.
+ * In ttl.stats, an error while computing one container's backlog gives
+ * NULLs and a WARNING rather than failing the whole view.  A container with
+ * a deadline property (rule 9) has a third walk, over its deadline index.
+ *
+ * Locking: AccessShareLock on the table, taken after the privilege check
+ * and held to the end of the transaction, as a SELECT would; existence is
+ * checked again once it is held, so a concurrent DROP gives NULLs rather
+ * than an error.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rls.h"
+#include "utils/syscache.h"
+
+#include "base/run_as.h"
+#include "base/settings.h"
+#include "base/subxact.h"
+#include "document/deadline.h"
+#include "document/purge_key.h"
+#include "insight/stats.h"
+#include "registry/citus_meta.h"
+#include "registry/registry.h"
+
+/*
+ * ttl.backlog and ttl.stats walk each purge key range for at most this many
+ * rows (as in 1.0).  The worker, which publishes a backlog each time it
+ * leaves a database (once a round), walks far fewer (TTL_SCHEDULER_WALK_LIMIT).
+ */
+#define BACKLOG_WALK_LIMIT 1000000
+
+typedef struct TtlBacklog
+{
+	bool		known;			/* false: NULL columns */
+	int64		expired;
+	bool		have_oldest;
+	int64		oldest_s;		/* Unix seconds */
+} TtlBacklog;
+
+/*
+ * Run one walk as the current (owner's) role: count and smallest key of at
+ * most `limit` due entries (the walk's LIMIT), keys in [$2, $1].  Needs SPI
+ * connected.
+ */
+static void
+backlog_walk(const char *sql, int64 low, int64 cutoff, int64 *count, bool *have_min, int64 *min)
+{
+	Oid			argtypes[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(cutoff), Int64GetDatum(low)};
+	bool		isnull;
+	int			rc;
+
+	rc = SPI_execute_with_args(sql, 2, argtypes, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "ttl backlog walk failed: %s", SPI_result_code_string(rc));
+	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+	*min = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 2, &isnull));
+	*have_min = !isnull;
+}
+
+/*
+ * The two walks of 1.0's ttl.backlog, as the table's owner: items without
+ * their own ttl through the _ts index (only for a positive default), items
+ * with a positive own ttl through the expiry index.
+ */
+static void
+compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
+				int64 now_s, int64 limit, TtlBacklog *out)
+{
+	const char *limit_txt = psprintf(INT64_FORMAT, limit);
+	char	   *table = quote_qualified_identifier(get_namespace_name(nspid),
+												   get_rel_name(relid));
+	const char *col = quote_identifier(NameStr(c->doc_column));
+	TtlUserContext ctx;
+	int64		n;
+	int64		k;
+	bool		have_k;
+
+	out->known = true;
+	out->expired = 0;
+	out->have_oldest = false;
+	if (c->default_is_null)
+		return;					/* TTL off: nothing expires */
+
+	ttl_become_user(owner, &ctx);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
+	{
+		/*
+		 * 1.3: both kinds are ranges of the single index (purge_key.c); an
+		 * index-free container (1.6) scans the table for the same ranges
+		 */
+		const char *sql = psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+								   " (SELECT ttl.doc_purge_key(%1$s) AS k FROM %2$s"
+								   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"
+								   " AND ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.>=) $2"
+								   " ORDER BY 1 LIMIT %3$s) s",
+								   col, table, limit_txt);
+
+		if (c->default_ttl > 0)
+		{
+			backlog_walk(sql, ttl_purge_key_low(TTL_KEY_INHERITED),
+						 ttl_purge_key_encode(TTL_KEY_INHERITED, now_s - c->default_ttl),
+						 &n, &have_k, &k);
+			out->expired += n;
+			if (have_k)
+			{
+				/* a due key decodes to a _ts <= now - default: no overflow */
+				out->oldest_s = ttl_purge_key_decode(TTL_KEY_INHERITED, k) + c->default_ttl;
+				out->have_oldest = true;
+			}
+		}
+		backlog_walk(sql, ttl_purge_key_low(TTL_KEY_OWN),
+					 ttl_purge_key_encode(TTL_KEY_OWN, now_s), &n, &have_k, &k);
+		out->expired += n;
+		if (have_k)
+			k = ttl_purge_key_decode(TTL_KEY_OWN, k);
+	}
+	else
+	{
+		/* 1.0-1.2: one partial index per kind */
+		if (c->default_ttl > 0)
+		{
+			backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+								  " (SELECT ttl.doc_ts(%1$s) AS k FROM %2$s"
+								  " WHERE ttl.doc_ttl(%1$s) IS NULL"
+								  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
+								  " ORDER BY 1 LIMIT %3$s) s",
+								  col, table, limit_txt),
+						 0, now_s - c->default_ttl, &n, &have_k, &k);
+			out->expired += n;
+			if (have_k)
+			{
+				/* k <= now - default, so this cannot overflow */
+				out->oldest_s = k + c->default_ttl;
+				out->have_oldest = true;
+			}
+		}
+		backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
+							  " (SELECT ttl.doc_expiry(%1$s) AS k FROM %2$s"
+							  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
+							  " ORDER BY 1 LIMIT %3$s) s",
+							  col, table, limit_txt),
+					 0, now_s, &n, &have_k, &k);
+		out->expired += n;
+	}
+	if (have_k && (!out->have_oldest || k < out->oldest_s))
+	{
+		out->oldest_s = k;
+		out->have_oldest = true;
+	}
+	if (TTL_HAS_DEADLINE(c))
+	{
+		/*
+		 * Rule 9: the deadline index up to now; items the walks above
+		 * counted already (due by their lifetime too) are not counted
+		 * again, and an item expired at the earlier of the two.
+		 */
+		char	   *key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
+								   quote_literal_cstr(c->deadline_property));
+
+		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e), pg_catalog.min(s.k) FROM"
+							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e"
+							  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
+							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
+							  key, col, c->default_ttl, table, limit_txt,
+							  psprintf(INT64_FORMAT, now_s)),
+					 TTL_DEADLINE_MALFORMED_KEY + 1, now_s, &n, &have_k, &k);
+		out->expired += n;
+		if (have_k && (!out->have_oldest || k < out->oldest_s))
+		{
+			out->oldest_s = k;
+			out->have_oldest = true;
+		}
+	}
+	SPI_finish();
+	ttl_restore_user(&ctx);
+}
+
+/*
+ * compute_backlog for ttl.stats, where one container must not break the
+ * view for everyone: an error (say, the owner's index expression raises
+ * one when planned) gives NULLs and a WARNING instead.  A cancel or a
+ * timeout still ends the statement.  The subtransaction's abort also
+ * undoes the role switch and the SPI connection.
+ */
+typedef struct BacklogStep
+{
+	Oid			relid;
+	Oid			owner;
+	Oid			nspid;
+	const TtlContainer *c;
+	int64		now_s;
+	int64		limit;
+	TtlBacklog *out;
+} BacklogStep;
+
+static void
+backlog_step(void *arg)
+{
+	BacklogStep *s = (BacklogStep *) arg;
+
+	compute_backlog(s->relid, s->owner, s->nspid, s->c, s->now_s, s->limit, s->out);
+}
+
+static void
+compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
+						int64 now_s, int64 limit, TtlBacklog *out)
+{
+	BacklogStep step = {relid, owner, nspid, c, now_s, limit, out};
+	ErrorData  *edata;
+
+	if (ttl_run_in_subtransaction(backlog_step, &step, &edata))
+		return;
+	out->known = false;
+	ereport(WARNING,
+			(errmsg("could not compute the backlog of container \"%s\": %s",
+					quote_qualified_identifier(get_namespace_name(nspid),
+											   get_rel_name(relid)),
+					edata->message),
+			 errdetail("Its backlog columns in ttl.stats are NULL.")));
+	FreeErrorData(edata);
+}
+
+/*
+ * Whether the caller may see relid's backlog as far as row-level security
+ * goes: the walks count every row, as the owner, so where policies filter
+ * the caller's rows (RLS enabled and the caller neither the owner without
+ * FORCE nor BYPASSRLS; also with row_security off, which would make the
+ * caller's own query fail) the count would tell what they hide.  Decided
+ * here, as the caller (GetUserId()), before anything runs as the owner,
+ * for which check_enable_rls would answer.  With must_read, 42501 as
+ * ttl.preview gives; else false (NULLs).
+ */
+static bool
+backlog_visible_to_caller(Oid relid, bool must_read)
+{
+	if (check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED)
+		return true;
+	if (!must_read)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("row-level security applies to you on table %s",
+					ttl_relation_display_name(relid)),
+			 errdetail("ttl.backlog counts every expired item of the table, which would reveal items row-level security hides from you."),
+			 errhint("Run it as the table's owner or as a role that bypasses row-level security; ttl.stats shows NULL backlog columns for such tables instead.")));
+	return false;				/* keep the compiler quiet */
+}
+
+/*
+ * The backlog of relid as the caller may see it.  With must_read, a
+ * caller without SELECT on the table, or to whom row-level security
+ * applies on it, gets 42501; else NULLs.
+ */
+static void
+container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
+{
+	HeapTuple	tup;
+	Oid			nspid;
+	Oid			owner;
+	bool		is_missing = false;
+	TtlContainer c;
+	int64		now_s = ttl_current_unix_seconds();
+
+	out->known = false;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return;					/* gone: a registry row left behind */
+	nspid = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
+	ReleaseSysCache(tup);
+	if (isOtherTempNamespace(nspid))
+		return;					/* nobody but its session can read it */
+
+	if (pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &is_missing) != ACLCHECK_OK)
+	{
+		if (is_missing || !must_read)
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(relid)),
+				 errdetail("The backlog of a container is computed only for roles that can SELECT from its table."),
+				 errhint("ttl.stats shows NULL backlog columns for such tables instead.")));
+	}
+
+	LockRelationOid(relid, AccessShareLock);
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		return;					/* dropped while we waited */
+	nspid = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	if (!backlog_visible_to_caller(relid, must_read))
+		return;
+
+	/* a shard of a distributed container: the policy its trigger carries */
+	if (!ttl_lookup_container(relid, &c) && !ttl_trigger_policy_if_citus(relid, &c))
+	{
+		/* not a container: nothing expires (as 1.0) */
+		out->known = true;
+		out->expired = 0;
+		out->have_oldest = false;
+		return;
+	}
+	if (must_read)
+		compute_backlog(relid, owner, nspid, &c, now_s, limit, out);
+	else
+		compute_backlog_or_null(relid, owner, nspid, &c, now_s, limit, out);
+}
+
+static Datum
+backlog_datum(FunctionCallInfo fcinfo, const TtlBacklog *b)
+{
+	TupleDesc	tupdesc;
+	Datum		values[2];
+	bool		nulls[2] = {true, true};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (b->known)
+	{
+		values[0] = Int64GetDatum(b->expired);
+		nulls[0] = false;
+	}
+	if (b->known && b->have_oldest)
+	{
+		TimestampTz ts;
+
+		/* an instant before the timestamp range is older than anything */
+		if (pg_sub_s64_overflow(b->oldest_s, TTL_UNIX_EPOCH_OFFSET, &ts) ||
+			pg_mul_s64_overflow(ts, USECS_PER_SEC, &ts) ||
+			!IS_VALID_TIMESTAMP(ts))
+			TIMESTAMP_NOBEGIN(ts);
+		values[1] = TimestampTzGetDatum(ts);
+		nulls[1] = false;
+	}
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+/* ttl.backlog(container): 42501 for a caller who cannot read the table. */
+PG_FUNCTION_INFO_V1(ttl_backlog);
+Datum
+ttl_backlog(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b;
+
+	container_backlog(PG_GETARG_OID(0), true, BACKLOG_WALK_LIMIT, &b);
+	return backlog_datum(fcinfo, &b);
+}
+
+/* ttl._backlog(container), for ttl.stats: NULLs instead of 42501. */
+PG_FUNCTION_INFO_V1(ttl_backlog_if_readable);
+Datum
+ttl_backlog_if_readable(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b;
+
+	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
+	return backlog_datum(fcinfo, &b);
+}
+
+/*
+ * For the worker as it leaves a database: relid's due rows, counted up to
+ * TTL_SCHEDULER_WALK_LIMIT per purge index, and its oldest due item (0:
+ * none).  False when it could not be computed (a WARNING says why).
+ */
+bool
+ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
+{
+	TtlBacklog	b;
+
+	container_backlog(relid, false, TTL_SCHEDULER_WALK_LIMIT, &b);
+	*due_rows = b.known ? b.expired : 0;
+	*oldest_due = 0;
+	if (b.known && b.have_oldest &&
+		!pg_sub_s64_overflow(b.oldest_s, TTL_UNIX_EPOCH_OFFSET, oldest_due) &&
+		!pg_mul_s64_overflow(*oldest_due, USECS_PER_SEC, oldest_due) &&
+		IS_VALID_TIMESTAMP(*oldest_due))
+		return true;
+	*oldest_due = 0;
+	return b.known;
+}
+
+/* Add a purge's outcome to ttl.purge_stats (as the extension's owner). */
+void
+ttl_record_purge(Oid relid, int64 deleted, const char *error)
+{
+	Oid			argtypes[4] = {OIDOID, INT8OID, TEXTOID, BOOLOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	static SPIPlanPtr plan = NULL;
+	TtlContainer placement;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int64GetDatum(deleted);
+	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
+	/* a shard of a distributed container has no registry row (citus.c) */
+	values[3] = BoolGetDatum(ttl_trigger_policy_if_citus(relid, &placement));
+	if (error == NULL)
+		nulls[2] = 'n';
+	ttl_registry_execute(
+		"INSERT INTO ttl.purge_stats AS s"
+		" (relid, rows_purged, last_purge_at, last_error, last_error_at)"
+		" SELECT $1, $2, CASE WHEN $3 IS NULL THEN ttl.now() END, $3,"
+		"  CASE WHEN $3 IS NOT NULL THEN ttl.now() END"
+		" WHERE $4 OR EXISTS (SELECT FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1)"
+		" ON CONFLICT (relid) DO UPDATE SET"
+		"  rows_purged = s.rows_purged OPERATOR(pg_catalog.+) $2,"
+		"  last_purge_at = CASE WHEN $3 IS NULL THEN ttl.now() ELSE s.last_purge_at END,"
+		"  last_error = $3,"
+		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
+		4, argtypes, values, nulls, &plan);
+}

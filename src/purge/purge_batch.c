@@ -1,0 +1,368 @@
+/*
+ * purge_batch.c
+ *		One purge batch of one container: the locks it takes first, the
+ *		choice between the direct path and the index-driven statement
+ *		(purge_statement.c), the executor hook that fires its deferred
+ *		triggers before it ends, and the purge of one container in the
+ *		caller's transaction (ttl.purge()).
+ *
+ * Locking: a batch runs in its own (sub)transaction as the table's owner,
+ * inside a security-restricted operation with search_path pg_catalog,
+ * pg_temp.  It first takes the container's purge lock without waiting
+ * (another purger, or a policy change, means "skip"; the lock is the
+ * extension's own, see registry.c), then RowExclusiveLock on the table and
+ * all its partitions without waiting (a table locked by DDL is skipped,
+ * not queued behind), then re-reads the default and the pause flag under
+ * that lock, as committed now (a fresh snapshot, whatever the caller's
+ * isolation level: a REPEATABLE READ caller must not purge by a default
+ * that has been changed since its snapshot).  A table whose
+ * DELETE would do nothing but delete takes the direct path
+ * (purge_direct.c: deletes that skip, never wait for, rows others hold).
+ * Otherwise rows are locked FOR UPDATE SKIP LOCKED and deleted by a DELETE
+ * statement (purge_statement.c) whose own WHERE clause repeats the expiry
+ * predicate, so
+ * triggers, foreign keys, rules and row security all act.  Either way a
+ * row whose _ts was refreshed concurrently is never deleted.
+ *
+ * Security: no SQL runs with the caller's search_path.  Containers are
+ * listed and read in C (registry.c); every statement names its operators
+ * and functions schema-qualified.  Deferred triggers queued by a purge fire
+ * before it returns, as the owner (ttl_purge_executor_started), never at the
+ * caller's commit.  A batch of the worker or ttl.run_purge() is bounded by
+ * ttl.batch_timeout.  With ttl.mark_purge_deletes on, a batch that deleted
+ * rows says so in the change stream (mark.c).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/lmgr.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "base/run_as.h"
+#include "base/settings.h"
+#include "document/deadline.h"
+#include "document/purge_key.h"
+#include "insight/stats.h"
+#include "purge/mark.h"
+#include "purge/purge.h"
+#include "purge/purge_internal.h"
+#include "registry/citus_meta.h"
+#include "registry/registry.h"
+
+void
+ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
+				bool honour_pause, bool use_walk)
+{
+	memset(cur, 0, sizeof(PurgeCursor));
+	cur->use_walk = use_walk;
+	cur->walk_cxt = CurrentMemoryContext;
+	cur->relid = relid;
+	cur->owner = owner;
+	cur->now_seconds = now_seconds;
+	cur->honour_pause = honour_pause;
+	cur->kind = PURGE_INHERITED;
+	cur->leaf = InvalidOid;
+	cur->lower_key = PG_INT64_MIN;
+}
+
+/*
+ * RowExclusiveLock on the table and, for a partitioned table, on every
+ * partition, without waiting: a table or partition locked by DDL is skipped
+ * for this round rather than queued behind (and queueing others behind us).
+ */
+static bool
+try_lock_table_tree(Oid relid)
+{
+	List	   *children;
+	ListCell   *lc;
+
+	if (!ConditionalLockRelationOid(relid, RowExclusiveLock))
+		return false;
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return true;
+	children = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, children)
+	{
+		if (lfirst_oid(lc) != relid &&
+			!ConditionalLockRelationOid(lfirst_oid(lc), RowExclusiveLock))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Take a batch's locks without waiting and read the container's policy
+ * under them.  False, with the cursor busy or done, when there is nothing
+ * to purge now.
+ */
+static bool
+begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
+{
+	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
+	{
+		cur->busy = true;
+		cur->kind = PURGE_DONE;
+		return false;
+	}
+	/* looked up under the lock: a concurrent DROP has finished by now */
+	*relname = get_rel_name(cur->relid);
+	if (*relname == NULL)
+	{
+		cur->kind = PURGE_DONE;
+		return false;
+	}
+
+	/*
+	 * The policy, read under the lock a policy change also takes, as
+	 * committed now (not as the caller's snapshot saw it): a default set to
+	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
+	 */
+	if (!(ttl_read_container(cur->relid, policy) ||
+		  ttl_trigger_policy_if_citus(cur->relid, policy)) ||	/* a shard: citus_meta.c */
+		(cur->honour_pause && policy->paused))
+	{
+		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */
+		return false;
+	}
+	if (policy->default_is_null)
+	{
+		cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Move the cursor past a batch: to where it stopped, or, when its key range
+ * is exhausted, to the next index (or done).
+ */
+static void
+advance_cursor(PurgeCursor *cur, bool exhausted, Oid last_leaf, int64 last_key)
+{
+	if (exhausted)
+	{
+		/* this key range is exhausted: next index, or done */
+		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN :
+			(cur->kind == PURGE_OWN && cur->has_deadline) ? PURGE_DEADLINE : PURGE_DONE;
+		cur->leaf = InvalidOid;
+		cur->lower_key = PG_INT64_MIN;
+	}
+	else
+	{
+		cur->leaf = last_leaf;
+		cur->lower_key = last_key;
+	}
+}
+
+/*
+ * One batch of one container in the current transaction, as the current
+ * user (the caller switches to the owner), of at most limit rows (< 0: no
+ * limit).  Returns rows deleted; advances the cursor, setting kind =
+ * PURGE_DONE when nothing is left, or busy.
+ */
+static int64
+purge_batch(PurgeCursor *cur, int64 limit)
+{
+	char	   *relname;
+	TtlContainer policy;
+	int64		default_ttl;
+	int64		cutoff;
+	char	   *doc_name;
+	const char *obstacle;
+	TtlDirectBatch batch;
+	bool		want[TTL_PURGE_KINDS];
+	bool		walking;
+	const char *deadline;
+	bool		exhausted = false;
+
+	if (!begin_batch(cur, &relname, &policy))
+		return 0;
+	default_ttl = policy.default_ttl;
+	doc_name = pstrdup(NameStr(policy.doc_column));
+	/* rule 9: a deadline property adds a walk of the deadline index */
+	cur->has_deadline = TTL_HAS_DEADLINE(&policy);
+	deadline = cur->has_deadline ? pstrdup(policy.deadline_property) : NULL;
+	if (cur->kind == PURGE_DEADLINE && !cur->has_deadline)
+	{
+		cur->kind = PURGE_DONE;	/* removed meanwhile */
+		return 0;
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (cur->kind == PURGE_INHERITED && default_ttl <= 0)
+	{
+		cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
+		cur->leaf = InvalidOid;
+		cur->lower_key = PG_INT64_MIN;
+	}
+
+	cutoff = (cur->kind == PURGE_INHERITED) ?
+		cur->now_seconds - default_ttl : cur->now_seconds;
+	/*
+	 * A walk (no limit, or the procedure's batches) takes both kinds in
+	 * one pass over the table; else one keyset walk of one index.
+	 */
+	walking = cur->use_walk || limit < 0 || policy.append_only;
+	want[0] = cur->kind == PURGE_INHERITED;
+	want[1] = cur->kind == PURGE_OWN || walking;
+	want[2] = cur->has_deadline && (cur->kind == PURGE_DEADLINE || walking);
+	/*
+	 * append-only: the BRIN index gives page ranges (or, index-free, every
+	 * page is taken), so batches take a walk
+	 */
+	obstacle = ttl_purge_direct(cur->relid, doc_name, policy.index_free, want,
+								cur->leaf, cur->lower_key,
+								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
+								cur->walk_cxt,
+								(int32) default_ttl, deadline, cur->now_seconds, &batch);
+	if (obstacle == NULL)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
+		if (walking)
+		{
+			exhausted = batch.range_done;
+			if (exhausted)		/* every kind done: the next step ends */
+				cur->kind = cur->has_deadline ? PURGE_DEADLINE : PURGE_OWN;
+		}
+	}
+	else
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
+								 relname, obstacle)));
+		walking = false;
+		ttl_free_walk(cur->walk);
+		cur->walk = NULL;
+		ttl_statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl,
+						deadline, &batch);
+	}
+	SPI_finish();
+
+	/*
+	 * The key range is done when a batch comes back short.  A full batch
+	 * that deleted nothing and did not move the key would find the same rows
+	 * again: the range is done for this walk too.
+	 */
+	if (!walking)
+		exhausted = limit < 0 || batch.found < limit ||
+			(batch.deleted == 0 && batch.last_leaf == cur->leaf &&
+			 batch.last_key == cur->lower_key);
+	advance_cursor(cur, exhausted, batch.last_leaf, batch.last_key);
+	cur->deleted += batch.deleted;
+	/* in the batch's transaction, after its deletes: see mark.c */
+	ttl_mark_batch(cur->relid, batch.deleted);
+	return batch.deleted;
+}
+
+/*
+ * Deferred triggers of a purge fire before it ends, as the owner.
+ *
+ * A DELETE run inside a security-restricted operation may not leave
+ * deferred trigger events behind (afterTriggerMarkEvents in
+ * commands/trigger.c raises "cannot fire deferred trigger within
+ * security-restricted operation"), and they must not fire later at the
+ * caller's commit, as the caller.  SET CONSTRAINTS ALL IMMEDIATE would fire
+ * them, but also every deferred event the caller's transaction has queued
+ * (as the owner) and it would change the caller's constraint mode for the
+ * rest of the transaction.  Instead, while a purge runs, every statement
+ * it starts (the batch DELETE, and what its triggers and cascading foreign
+ * keys run) treats its own triggers as not deferrable: after-trigger events
+ * are marked deferrable from the ResultRelInfo's copy of the trigger
+ * descriptor (AfterTriggerSaveEvent), which belongs to that one executor
+ * run.  Their events then fire at the end of that statement, still inside
+ * the purge; the caller's queued events and SET CONSTRAINTS state are not
+ * touched.
+ */
+static int	purge_nesting = 0;
+
+/* ExecutorStart_hook's step (ttl.c), after the executor has started. */
+void
+ttl_purge_executor_started(QueryDesc *queryDesc)
+{
+	ListCell   *lc;
+
+	if (purge_nesting == 0 || queryDesc->estate == NULL)
+		return;
+	foreach(lc, queryDesc->estate->es_opened_result_relations)
+	{
+		ResultRelInfo *rri = (ResultRelInfo *) lfirst(lc);
+		TriggerDesc *trigdesc = rri->ri_TrigDesc;
+		int			i;
+
+		if (trigdesc == NULL)
+			continue;
+		for (i = 0; i < trigdesc->numtriggers; i++)
+		{
+			trigdesc->triggers[i].tgdeferrable = false;
+			trigdesc->triggers[i].tginitdeferred = false;
+		}
+	}
+}
+
+/* purge_batch() with its deferred triggers made immediate (see above). */
+int64
+ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit)
+{
+	int64		deleted = 0;
+
+	purge_nesting++;
+	PG_TRY();
+	{
+		deleted = purge_batch(cur, limit);
+	}
+	PG_FINALLY();
+	{
+		purge_nesting--;
+	}
+	PG_END_TRY();
+	return deleted;
+}
+
+/*
+ * Purge one container in the caller's transaction, as its owner, until
+ * nothing is due or max_rows (< 0: no limit) are gone.
+ */
+int64
+ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
+{
+	PurgeCursor cur;
+	TtlUserContext ctx;
+	Oid			owner = ttl_table_owner(relid);
+
+	ttl_cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, false);
+	ttl_become_user(owner, &ctx);
+
+	/*
+	 * One statement per purge index, not batches: within one transaction a
+	 * later batch would walk again over the entries of rows an earlier one
+	 * deleted (not yet dead to anyone else), which is quadratic when many
+	 * rows share a key.  Batching pays off only with a commit in between
+	 * (ttl_purge_round).
+	 */
+	while (cur.kind != PURGE_DONE && (max_rows < 0 || cur.deleted < max_rows))
+	{
+		(void) ttl_purge_batch_immediate(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
+		CHECK_FOR_INTERRUPTS();
+	}
+	ttl_restore_user(&ctx);
+	*skipped = cur.busy;
+	if (!cur.busy)
+		ttl_record_purge(relid, cur.deleted, NULL);
+	return cur.deleted;
+}

@@ -1,0 +1,252 @@
+/*
+ * purge_functions.c
+ *		The SQL entry points of purge: ttl.purge(), CALL ttl.run_purge(),
+ *		ttl._purge_placements() (a node's share of a distributed purge), and
+ *		ttl._purge_statement() / ttl._purge_plan_options() for tests.  The
+ *		work is in purge_batch.c (one batch), purge_direct.c (the direct
+ *		path) and purge_round.c (a round over every container).
+ *
+ * Locking: see purge_batch.c.  ttl.purge() purges in the caller's
+ * transaction; ttl.run_purge() commits after each batch.  Marking in the
+ * change stream (mark.c): ttl.purge() logs a message per batch only (an
+ * origin would mark the caller's whole transaction); ttl.run_purge() also
+ * runs the transactions it commits itself under ttl's replication origin.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "storage/lmgr.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "base/compat.h"
+#include "base/settings.h"
+#include "citus/citus.h"
+#include "document/purge_key.h"
+#include "purge/mark.h"
+#include "purge/purge.h"
+#include "purge/purge_internal.h"
+#include "registry/citus_meta.h"
+#include "registry/registry.h"
+
+/*
+ * ttl._purge_plan_options(): apply the planner settings purge uses, for the
+ * rest of the transaction (tests EXPLAIN the statement under them).
+ */
+PG_FUNCTION_INFO_V1(ttl_purge_plan_options);
+Datum
+ttl_purge_plan_options(PG_FUNCTION_ARGS)
+{
+	ttl_set_purge_plan_options();
+	PG_RETURN_VOID();
+}
+
+/* ttl._purge_statement(container, own): the batch statement, for tests. */
+PG_FUNCTION_INFO_V1(ttl_purge_statement);
+Datum
+ttl_purge_statement(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	TtlContainer c;
+	char	   *table;
+
+	ttl_check_relation_exists(relid);
+	if (!ttl_lookup_container(relid, &c))
+		PG_RETURN_NULL();
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	PG_RETURN_TEXT_P(cstring_to_text(ttl_batch_statement(table,
+														 quote_identifier(NameStr(c.doc_column)),
+														 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
+														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
+														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
+														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL)));
+}
+
+/* ttl.purge(container, max_rows): purge now, in the caller's transaction. */
+PG_FUNCTION_INFO_V1(ttl_purge);
+Datum
+ttl_purge(PG_FUNCTION_ARGS)
+{
+	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+	int64		total = 0;
+	bool		skipped;
+	List	   *relids;
+	ListCell   *lc;
+
+	if (!PG_ARGISNULL(1) && max_rows < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_rows must not be negative: %lld", (long long) max_rows)));
+	/* before anything is deleted: the direct path bypasses the executor's check */
+	PreventCommandIfReadOnly("ttl.purge()");
+
+	if (!PG_ARGISNULL(0))
+	{
+		Oid			relid = PG_GETARG_OID(0);
+		TtlContainer c;
+
+		ttl_check_container_owner(relid);
+		ttl_get_container(relid, &c);
+		/* a distributed container: each node purges its shards (citus.c) */
+		if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
+			PG_RETURN_INT64(ttl_citus_purge(relid, max_rows));
+		relids = list_make1_oid(relid);
+	}
+	else
+		relids = ttl_list_due_containers(false);
+
+	foreach(lc, relids)
+	{
+		Oid			relid = lfirst_oid(lc);
+
+		if (max_rows >= 0 && total >= max_rows)
+			break;
+		total += ttl_purge_container(relid, max_rows < 0 ? -1 : max_rows - total,
+									 &skipped);
+		if (skipped)
+			ereport(NOTICE,
+					(errmsg("container \"%s\" skipped: locked by another purge, a policy change or DDL",
+							get_rel_name(relid))));
+	}
+
+	/*
+	 * Without a container, also the caller's due distributed containers
+	 * registered here (on the coordinator): each node purges its shards, as
+	 * ttl.purge(container) does.  The local list above held only this
+	 * node's own placements.
+	 */
+	if (PG_ARGISNULL(0))
+		foreach(lc, ttl_list_distributed_containers(true))
+		{
+			Oid			relid = lfirst_oid(lc);
+
+			if (max_rows >= 0 && total >= max_rows)
+				break;
+			if (ttl_class_ownercheck(relid, GetUserId()))
+				total += ttl_citus_purge(relid, max_rows < 0 ? -1 : max_rows - total);
+		}
+	PG_RETURN_INT64(total);
+}
+
+/* Commit, and begin a transaction of the procedure's own. */
+static void
+procedure_restart(void)
+{
+	SPI_commit();
+	/* before the new transaction's first snapshot: see purge_batch.c */
+	XactIsoLevel = XACT_READ_COMMITTED;
+	XactReadOnly = false;
+	ttl_purge_commit_async();
+}
+
+/*
+ * Before each batch.  The first commit ends what the caller's transaction
+ * held; from then on every transaction is the procedure's own, which is
+ * when marking may put ttl's replication origin on them (mark.c).
+ */
+static bool
+procedure_next_transaction(void *arg)
+{
+	bool	   *marking_begun = (bool *) arg;
+
+	procedure_restart();
+	if (!*marking_begun)
+	{
+		*marking_begun = true;
+		ttl_mark_begin(TTL_MARK_BY_RUN_PURGE, procedure_restart);
+	}
+	ttl_cost_sleep();
+	return ttl_enabled;
+}
+
+/*
+ * CALL ttl.run_purge(): one round over the caller's containers (all, for a
+ * superuser), committing after each batch and sleeping per the budget
+ * between transactions.  For pg_cron and manual maintenance.
+ */
+PG_FUNCTION_INFO_V1(ttl_run_purge);
+Datum
+ttl_run_purge(PG_FUNCTION_ARGS)
+{
+	TtlRoundOps ops = {0};
+	int64		total = 0;
+	bool		marking_begun = false;
+	bool		atomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
+		((CallContext *) fcinfo->context)->atomic;
+
+	if (atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("ttl.run_purge() cannot run inside a transaction block"),
+				 errhint("CALL it on its own, or use SELECT ttl.purge() inside a transaction.")));
+	if (!ttl_enabled)
+	{
+		ereport(NOTICE, (errmsg("ttl.enabled is off: nothing purged")));
+		PG_RETURN_VOID();
+	}
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ops.next_transaction = procedure_next_transaction;
+	ops.arg = &marking_begun;
+	ops.all_owners = superuser();
+	ops.walks = true;
+	PG_TRY();
+	{
+		total = ttl_purge_round(&ops);
+		/* commits the last batch under the origin, then lets it go */
+		if (marking_begun)
+			ttl_mark_end(procedure_restart);
+	}
+	PG_CATCH();
+	{
+		ttl_mark_abandon();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	SPI_finish();
+	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));
+	PG_RETURN_VOID();
+}
+
+/*
+ * ttl._purge_placements(container, max_rows): purge this node's active
+ * placements of a distributed container now, as its owner; how many rows.
+ * Each node runs it for its share of a distributed ttl.purge() (citus.c
+ * sends it); the placements are found in Citus's metadata (citus_meta.c).
+ */
+PG_FUNCTION_INFO_V1(ttl_purge_placements);
+Datum
+ttl_purge_placements(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
+	int64		total = 0;
+	ListCell   *lc;
+
+	PreventCommandIfReadOnly("ttl._purge_placements()");
+	ttl_check_container_owner(relid);
+	foreach(lc, ttl_citus_local_placements(relid, false))
+	{
+		bool		skipped;
+
+		if (max_rows >= 0 && total >= max_rows)
+			break;
+		total += ttl_purge_container(lfirst_oid(lc),
+									 max_rows < 0 ? -1 : max_rows - total, &skipped);
+	}
+	PG_RETURN_INT64(total);
+}

@@ -1,0 +1,351 @@
+/*
+ * citus_meta.c
+ *		What ttl reads of Citus, found at run time and never linked: whether
+ *		its library is loaded in this backend (one of its settings is
+ *		defined, not as a placeholder), what it makes of a table
+ *		(pg_dist_partition, read by name), the policy a distributed
+ *		container's stamp trigger carries (citus.c writes it), this node's
+ *		active placements (pg_dist_shard, pg_dist_placement,
+ *		pg_dist_local_group) and so the list of what this node purges.
+ *		Without Citus every function here answers "not a Citus table" at
+ *		once.
+ *
+ * Locking: AccessShareLock on Citus's catalogs while they are read, and on
+ * a table while its triggers are read.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "registry/citus_meta.h"
+
+/*
+ * Is Citus's library loaded in this backend (a real setting, no placeholder)?
+ * Asked on every read through a live view, so both answers are kept: Citus
+ * loads only from shared_preload_libraries, so once those are loaded a
+ * "no" is final (before that, for example from another library's _PG_init,
+ * it is asked again).
+ */
+bool
+ttl_citus_loaded(void)
+{
+	static bool known = false;
+	static bool loaded = false;
+	int			flags;
+
+	if (known)
+		return loaded;
+	flags = GetConfigOptionFlags("citus.enable_unsafe_triggers", true);
+	loaded = flags != 0 && (flags & GUC_CUSTOM_PLACEHOLDER) == 0;
+	known = loaded || process_shared_preload_libraries_done;
+	return loaded;
+}
+
+static AttrNumber
+attnum_by_name(TupleDesc desc, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i + 1;
+	elog(ERROR, "column \"%s\" of a Citus catalog not found", name);
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/*
+ * What Citus makes of relid: TTL_CITUS_NONE, _HASH, _REFERENCE or _OTHER,
+ * from pg_dist_partition (an index scan; no SQL runs).
+ */
+char
+ttl_citus_kind(Oid relid)
+{
+	Oid			catalog;
+	Oid			index;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char		kind = TTL_CITUS_NONE;
+
+	if (!ttl_citus_loaded())
+		return TTL_CITUS_NONE;
+	catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+	index = get_relname_relid("pg_dist_partition_logical_relid_index",
+							  PG_CATALOG_NAMESPACE);
+	if (!OidIsValid(catalog) || !OidIsValid(index))
+		return TTL_CITUS_NONE;	/* no CREATE EXTENSION citus here */
+
+	rel = table_open(catalog, AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, index, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+		char		method = DatumGetChar(heap_getattr(tup, attnum_by_name(desc, "partmethod"),
+													   desc, &isnull));
+		char		repmodel = DatumGetChar(heap_getattr(tup, attnum_by_name(desc, "repmodel"),
+														 desc, &isnull));
+
+		if (method == 'h')
+			kind = TTL_CITUS_HASH;
+		else if (repmodel == 't')
+			kind = TTL_CITUS_REFERENCE;
+		else
+			kind = TTL_CITUS_OTHER;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return kind;
+}
+
+/* Is funcid ttl.stamp()? */
+static bool
+is_stamp_function(Oid funcid)
+{
+	static Oid	stamp_oid = InvalidOid;
+	char	   *name;
+
+	if (funcid == stamp_oid)
+		return true;
+	name = get_func_name(funcid);
+	if (name == NULL || strcmp(name, "stamp") != 0 ||
+		get_func_namespace(funcid) != get_namespace_oid("ttl", true))
+		return false;
+	stamp_oid = funcid;
+	return true;
+}
+
+/*
+ * The policy a table's stamp trigger carries (a distributed container's
+ * table, its shell on a node, or one of its shards): false when it has no
+ * such trigger.
+ */
+bool
+ttl_trigger_policy(Oid relid, TtlContainer *out)
+{
+	Relation	rel;
+	bool		found = false;
+	int			i;
+
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		return false;
+	for (i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &rel->trigdesc->triggers[i];
+
+		if ((t->tgnargs != 3 && t->tgnargs != 4) || !is_stamp_function(t->tgfoid))
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->relid = relid;
+		namestrcpy(&out->doc_column, t->tgargs[0]);
+		out->default_is_null = t->tgargs[1][0] == '\0';
+		out->default_ttl = out->default_is_null ? 0 : pg_strtoint32(t->tgargs[1]);
+		out->paused = strcmp(t->tgargs[2], "paused") == 0;
+		/* 1.5: the deadline property (rule 9), when there is one */
+		if (t->tgnargs == 4)
+			strlcpy(out->deadline_property, t->tgargs[3], sizeof(out->deadline_property));
+		found = true;
+		break;
+	}
+	relation_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * The distributed table shard shardid belongs to, from pg_dist_shard (an
+ * index scan; no SQL runs), or InvalidOid.
+ */
+static Oid
+shard_logical_table(int64 shardid)
+{
+	Oid			catalog;
+	Oid			index;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			logical = InvalidOid;
+
+	catalog = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
+	index = get_relname_relid("pg_dist_shard_shardid_index", PG_CATALOG_NAMESPACE);
+	if (!OidIsValid(catalog) || !OidIsValid(index))
+		return InvalidOid;
+	rel = table_open(catalog, AccessShareLock);
+	/* a heap attribute number: systable_beginscan maps it to the index's */
+	ScanKeyInit(&key, attnum_by_name(RelationGetDescr(rel), "shardid"),
+				BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(shardid));
+	scan = systable_beginscan(rel, index, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+
+		logical = DatumGetObjectId(heap_getattr(tup, attnum_by_name(desc, "logicalrelid"),
+												desc, &isnull));
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return logical;
+}
+
+/*
+ * For messages: the name of the distributed table whose shard rel is, or
+ * NULL.  Citus names a shard <table>_<shardid>, and when that is too long
+ * for NAMEDATALEN, <table cut>_<hash of table>_<shardid>: the shard id at
+ * the end leads to the table through pg_dist_shard either way.
+ */
+char *
+ttl_citus_shard_table_name(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+	const char *us = strrchr(name, '_');
+	Oid			logical;
+	TtlContainer policy;
+
+	if (!ttl_citus_loaded() || us == NULL || us[1] == '\0' ||
+		strspn(us + 1, "0123456789") != strlen(us + 1) || strlen(us + 1) > 18 ||
+		!ttl_trigger_policy(RelationGetRelid(rel), &policy))
+		return NULL;
+	logical = shard_logical_table(pg_strtoint64(us + 1));
+	if (!OidIsValid(logical) || logical == RelationGetRelid(rel) ||
+		get_rel_namespace(logical) != RelationGetNamespace(rel))
+		return NULL;
+	return get_rel_name(logical);
+}
+
+/* ttl_trigger_policy, only where Citus is loaded (else false at once) */
+bool
+ttl_trigger_policy_if_citus(Oid relid, TtlContainer *out)
+{
+	return ttl_citus_loaded() && ttl_trigger_policy(relid, out);
+}
+
+/*
+ * The shards of container (InvalidOid: of every distributed container)
+ * whose placement on this node is active in Citus's metadata, as local
+ * relation OIDs.  A placement that a move is still filling, or one left
+ * behind for deferred cleanup, is not active here: purging it could race
+ * with the logical replication that copies it.  With due_only, only those
+ * whose policy has a default and is not paused.
+ */
+List *
+ttl_citus_local_placements(Oid container, bool due_only)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	List	   *result = NIL;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(container)};
+	uint64		i;
+
+	if (!ttl_citus_loaded() ||
+		!OidIsValid(get_relname_relid("pg_dist_placement", PG_CATALOG_NAMESPACE)) ||
+		!OidIsValid(get_relname_relid("pg_dist_local_group", PG_CATALOG_NAMESPACE)))
+		return NIL;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args(
+							  "SELECT s.logicalrelid::pg_catalog.oid,"
+							  "       (SELECT n[pg_catalog.array_upper(n, 1)]"
+							  "          FROM pg_catalog.parse_ident(pg_catalog.shard_name("
+							  "                 s.logicalrelid, s.shardid)) n)"
+							  "  FROM pg_catalog.pg_dist_shard s"
+							  "  JOIN pg_catalog.pg_dist_placement p"
+							  "    ON p.shardid OPERATOR(pg_catalog.=) s.shardid"
+							  " WHERE p.groupid OPERATOR(pg_catalog.=)"
+							  "       (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l)"
+							  "   AND p.shardstate OPERATOR(pg_catalog.=) 1"
+							  "   AND ($1 OPERATOR(pg_catalog.=) 0::pg_catalog.oid"
+							  "        OR s.logicalrelid::pg_catalog.oid OPERATOR(pg_catalog.=) $1)"
+							  " ORDER BY s.shardid",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the Citus placements");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			logical = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															 SPI_tuptable->tupdesc, 1, &isnull));
+		char	   *shardname = SPI_getvalue(SPI_tuptable->vals[i],
+												 SPI_tuptable->tupdesc, 2);
+		Oid			shard;
+		TtlContainer policy;
+
+		if (get_rel_name(logical) == NULL || shardname == NULL)
+			continue;
+
+		/*
+		 * shardname: the shard's name as Citus derives it (shard_name(),
+		 * AppendShardIdToName: <table>_<shardid>, and a cut name with a hash
+		 * when that is too long), in the table's schema.
+		 */
+		shard = get_relname_relid(shardname, get_rel_namespace(logical));
+		if (!OidIsValid(shard) || !ttl_trigger_policy(shard, &policy))
+			continue;
+		if (due_only && (policy.default_is_null || policy.paused))
+			continue;
+		{
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+
+			result = lappend_oid(result, shard);
+			MemoryContextSwitchTo(spi);
+		}
+	}
+	SPI_finish();
+	return result;
+}
+
+/*
+ * The registry's hash-distributed containers (registered where ttl.enable
+ * ran: the coordinator), in relid order; with due_only, those with a
+ * default and not paused.
+ */
+List *
+ttl_list_distributed_containers(bool due_only)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	if (!ttl_citus_loaded())
+		return NIL;
+	foreach(lc, ttl_list_containers(due_only))
+		if (ttl_citus_kind(lfirst_oid(lc)) == TTL_CITUS_HASH)
+			result = lappend_oid(result, lfirst_oid(lc));
+	return result;
+}
+
+/*
+ * What this node purges: the registry's containers that are not Citus
+ * tables (a distributed table's DELETE would go through Citus to every
+ * node), then this node's active placements of distributed containers.
+ */
+List *
+ttl_list_purge_targets(bool due_only)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ttl_list_containers(due_only))
+		if (ttl_citus_kind(lfirst_oid(lc)) == TTL_CITUS_NONE)
+			result = lappend_oid(result, lfirst_oid(lc));
+	return list_concat(result, ttl_citus_local_placements(InvalidOid, due_only));
+}

@@ -1,0 +1,359 @@
+/*
+ * registry.c
+ *		The registry of containers (table ttl.registry): a backend-local cache
+ *		read by the view's filter and purge, reads of it in C, the list of
+ *		containers, and the purge/policy lock of a container.  The SQL
+ *		functions that change it are in container_admin.c.
+ *
+ * Locking: each change to the registry sends a relcache invalidation for
+ * the container, which is how other backends learn that their cached entry
+ * is stale.  A policy change holds the container's purge lock (see
+ * container_lock_tag: a lock tag of the extension's own, which no SQL
+ * function can take), so it never interleaves with a purge batch that
+ * computed its cutoff from the old default.  Purge reads the registry in C
+ * (ttl_read_container, ttl_list_containers): no SQL runs to find or read a
+ * container, so nothing a user plants in a schema can run there.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "base/compat.h"
+#include "registry/registry.h"
+
+#define REGISTRY_NATTS 4		/* relid, doc_column, default_ttl, paused */
+
+static HTAB *container_cache = NULL;
+static Oid	registry_relid = InvalidOid;
+
+/*
+ * The entry the last look-up found (ttl_container_ref): a read through a
+ * live view asks for the same container at every execution, and this makes
+ * that one comparison instead of a hash probe.  Forgotten at every
+ * invalidation, before any entry is removed; dynahash never moves an entry
+ * it keeps.
+ */
+static const TtlContainer *last_entry = NULL;
+static Oid	registry_index = InvalidOid;
+
+/*
+ * Relcache invalidation: a container changed (or everything did).  Also
+ * forget where the registry lives, in case the extension was recreated.
+ */
+/* A relcache callback (ttl.c registers it): the cached policies go stale. */
+void
+ttl_registry_invalidate(Datum arg, Oid relid)
+{
+	last_entry = NULL;
+	if (relid == InvalidOid || relid == registry_relid)
+	{
+		registry_relid = InvalidOid;
+		registry_index = InvalidOid;
+	}
+	if (container_cache == NULL)
+		return;
+	if (relid == InvalidOid)
+	{
+		HASH_SEQ_STATUS status;
+		TtlContainer *entry;
+
+		hash_seq_init(&status, container_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			hash_search(container_cache, &entry->relid, HASH_REMOVE, NULL);
+	}
+	else
+		hash_search(container_cache, &relid, HASH_REMOVE, NULL);
+}
+
+static bool
+find_registry(void)
+{
+	Oid			nsp;
+
+	if (OidIsValid(registry_relid) && OidIsValid(registry_index))
+		return true;
+	nsp = get_namespace_oid("ttl", true);
+	if (!OidIsValid(nsp))
+		return false;
+	registry_relid = get_relname_relid("registry", nsp);
+	registry_index = get_relname_relid("registry_pkey", nsp);
+	return OidIsValid(registry_relid) && OidIsValid(registry_index);
+}
+
+/* One registry row into *out (the first REGISTRY_NATTS columns). */
+static void
+deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
+{
+	Datum	   *values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
+	bool	   *nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
+	int			i;
+
+	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+	out->relid = DatumGetObjectId(values[0]);
+	namestrcpy(&out->doc_column, NameStr(*DatumGetName(values[1])));
+	out->default_is_null = nulls[2];
+	out->default_ttl = nulls[2] ? 0 : DatumGetInt32(values[2]);
+	out->paused = !nulls[3] && DatumGetBool(values[3]);
+	out->append_only = false;
+	out->index_free = false;
+	out->deadline_property[0] = '\0';
+	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
+
+		/* by name: the column arrived in 1.3, after others */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "append_only") == 0)
+			out->append_only = !nulls[i] && DatumGetBool(values[i]);
+		/* 1.6 */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "index_free") == 0)
+			out->index_free = !nulls[i] && DatumGetBool(values[i]);
+		/* 1.5 */
+		if (!att->attisdropped && !nulls[i] &&
+			strcmp(NameStr(att->attname), "deadline_property") == 0)
+			strlcpy(out->deadline_property, TextDatumGetCString(values[i]),
+					sizeof(out->deadline_property));
+	}
+	pfree(values);
+	pfree(nulls);
+}
+
+/*
+ * The registry row of relid.  The scan takes a new snapshot (for a table
+ * that is not a system catalog, GetCatalogSnapshot takes a fresh one each
+ * time), so it sees what is committed now, whatever the isolation level of
+ * the caller's transaction: purge reads the policy this way, under the
+ * container's lock, which a policy change holds until it commits.
+ */
+static bool
+read_container(Oid relid, TtlContainer *out)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+	bool		found = false;
+
+	if (!find_registry())
+		return false;
+	rel = table_open(registry_relid, AccessShareLock);
+	if (RelationGetDescr(rel)->natts < REGISTRY_NATTS)
+		elog(ERROR, "ttl.registry has an unexpected layout");
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, registry_index, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		deform_container(rel, tup, out);
+		out->relid = relid;
+		found = true;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* The registry row as committed now (see read_container); no cache. */
+bool
+ttl_read_container(Oid relid, TtlContainer *out)
+{
+	return read_container(relid, out);
+}
+
+/*
+ * The containers of the database in relid order, as a list of OIDs in the
+ * caller's memory context: with due_only, those with a default and not
+ * paused.  Rows whose table is gone (a temporary table whose session
+ * ended) are skipped.  A systable scan, not SQL: see the file header.
+ */
+List *
+ttl_list_containers(bool due_only)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	if (!find_registry())
+		return NIL;
+	rel = table_open(registry_relid, AccessShareLock);
+	if (RelationGetDescr(rel)->natts < REGISTRY_NATTS)
+		elog(ERROR, "ttl.registry has an unexpected layout");
+	scan = systable_beginscan(rel, registry_index, true, NULL, 0, NULL);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TtlContainer c;
+
+		deform_container(rel, tup, &c);
+		if (due_only && (c.default_is_null || c.paused))
+			continue;
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(c.relid)))
+			continue;
+		/* another session's temp table (registered under 1.0): unreachable */
+		if (isOtherTempNamespace(get_rel_namespace(c.relid)))
+			continue;
+		result = lappend_oid(result, c.relid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * The registry entry of a table, from the cache when it is fresh, or NULL
+ * when the table is not a container.  Only registered tables are cached: a
+ * table registered by a restore (COPY into ttl.registry sends no
+ * invalidation) is then seen at once.  The entry is the cache's own: it is
+ * valid until the next invalidation is processed (any catalog access or
+ * lock may process one), so a caller copies what it needs at once.
+ */
+const TtlContainer *
+ttl_container_ref(Oid relid)
+{
+	TtlContainer *entry;
+	TtlContainer c;
+	bool		found;
+
+	if (last_entry != NULL && last_entry->relid == relid)
+		return last_entry;
+	if (container_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(TtlContainer);
+		ctl.hcxt = CacheMemoryContext;
+		container_cache = hash_create("ttl containers", 64, &ctl,
+									  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(container_cache, &relid, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		/* reading the registry may process invalidations: no entry yet */
+		if (!read_container(relid, &c))
+			return NULL;
+		entry = hash_search(container_cache, &relid, HASH_ENTER, &found);
+		*entry = c;
+	}
+	last_entry = entry;
+	return entry;
+}
+
+/* The registry entry of a table, copied (see ttl_container_ref). */
+bool
+ttl_lookup_container(Oid relid, TtlContainer *out)
+{
+	const TtlContainer *entry = ttl_container_ref(relid);
+
+	if (entry == NULL)
+		return false;
+	*out = *entry;
+	return true;
+}
+
+char *
+ttl_relation_display_name(Oid relid)
+{
+	char	   *name = get_rel_name(relid);
+	Oid			nsp = get_rel_namespace(relid);
+
+	if (name == NULL)
+		return psprintf("%u", relid);
+	return quote_qualified_identifier(get_namespace_name(nsp), name);
+}
+
+/*
+ * 42P01 for a regclass argument that names no relation (an OID typed or
+ * cast, or a table dropped since), before anything opens it.
+ */
+void
+ttl_check_relation_exists(Oid relid)
+{
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+}
+
+/* 42501 unless the current user owns the table (or is a member of its owner). */
+void
+ttl_check_container_owner(Oid relid)
+{
+	char		relkind = get_rel_relkind(relid);
+
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!ttl_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(relkind),
+					   get_rel_name(relid));
+}
+
+/* The registry entry of a table, or 42704 when it is not a container. */
+void
+ttl_get_container(Oid relid, TtlContainer *c)
+{
+	if (!ttl_lookup_container(relid, c))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table \"%s\" is not a ttl container",
+						ttl_relation_display_name(relid)),
+				 errhint("Register it with ttl.enable().")));
+}
+
+/*
+ * The purge/policy lock of a container: an object lock whose class is
+ * ttl.registry itself.  Core takes object locks only for system catalogs'
+ * objects and no SQL function takes an arbitrary one, so unlike an
+ * advisory lock no role can take it to stall purges or policy changes.
+ * pg_locks shows it as locktype "object", classid ttl.registry, objid the
+ * table.
+ */
+static void
+container_lock_tag(LOCKTAG *tag, Oid relid)
+{
+	if (!find_registry())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"ttl\" is not installed in this database")));
+	SET_LOCKTAG_OBJECT(*tag, MyDatabaseId, registry_relid, relid, 0);
+}
+
+/* Wait for, and hold until commit, the container's purge/policy lock. */
+void
+ttl_lock_container(Oid relid)
+{
+	LOCKTAG		tag;
+
+	container_lock_tag(&tag, relid);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/* Take the container's lock until commit if nobody holds it. */
+bool
+ttl_try_lock_container(Oid relid)
+{
+	LOCKTAG		tag;
+
+	container_lock_tag(&tag, relid);
+	return LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+}

@@ -1,0 +1,44 @@
+/*
+ * registry.h
+ *		The registry of containers (table ttl.registry): its backend-local
+ *		cache, reads, the list of containers and the purge/policy lock
+ *		(registry.c).  container_admin.c, the SQL functions that change it,
+ *		belongs to this family.
+ */
+#ifndef TTL_REGISTRY_H
+#define TTL_REGISTRY_H
+
+#include "nodes/pg_list.h"
+
+/* The longest deadline property name (bytes), as kept in the cache. */
+#define TTL_DEADLINE_PROPERTY_MAX 255
+
+typedef struct TtlContainer
+{
+	Oid			relid;
+	bool		default_is_null;
+	int32		default_ttl;
+	bool		paused;
+	bool		append_only;	/* 1.3: the purge index is BRIN (purge walks) */
+	bool		index_free;		/* 1.6: append-only without a purge index
+								 * (purge sweeps every page) */
+	NameData	doc_column;
+	/* 1.5, rule 9: the deadline property, "" for none (deadline.c) */
+	char		deadline_property[TTL_DEADLINE_PROPERTY_MAX + 1];
+} TtlContainer;
+
+#define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
+
+extern void ttl_registry_invalidate(Datum arg, Oid relid);
+extern const TtlContainer *ttl_container_ref(Oid relid);
+extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
+extern bool ttl_read_container(Oid relid, TtlContainer *out);
+extern List *ttl_list_containers(bool due_only);
+extern void ttl_get_container(Oid relid, TtlContainer *out);
+extern char *ttl_relation_display_name(Oid relid);
+extern void ttl_check_relation_exists(Oid relid);
+extern void ttl_check_container_owner(Oid relid);
+extern void ttl_lock_container(Oid relid);
+extern bool ttl_try_lock_container(Oid relid);
+
+#endif							/* TTL_REGISTRY_H */
