@@ -419,9 +419,7 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 	char	   *table;
 	const char *col = quote_identifier(doc_column);
 	Oid			owner;
-	bool		elevated;
 	TtlUserContext ctx;
-	int			nestlevel = 0;
 
 	ttl_check_container_owner(relid);
 	rel = relation_open(relid, AccessShareLock);
@@ -433,19 +431,10 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 	 * (a superuser, a member of the owning role) has the work done as the
 	 * owner in a security-restricted operation.
 	 */
-	elevated = (GetUserId() != owner);
-	if (elevated)
-	{
-		if (stamp)
-			refuse_deferred_triggers(relid, table);
-		ttl_become_user(owner, &ctx);
-	}
-	else
-	{
-		nestlevel = ttl_pin_search_path();
-	}
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	if (stamp && GetUserId() != owner)
+		refuse_deferred_triggers(relid, table);
+	ttl_begin_owner_work(owner, &ctx);
+	ttl_spi_connect();
 	if (!stamp)
 	{
 		char	   *sql = psprintf("SELECT %1$s FROM %2$s WHERE %1$s IS NULL"
@@ -468,10 +457,7 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 								  col, table), false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "ttl stamping update failed");
 	SPI_finish();
-	if (elevated)
-		ttl_restore_user(&ctx);
-	else
-		AtEOXact_GUC(true, nestlevel);
+	ttl_end_owner_work(&ctx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
 }

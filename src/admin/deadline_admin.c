@@ -101,8 +101,7 @@ ttl_set_deadline_property(PG_FUNCTION_ARGS)
 					   quote_literal_cstr(NameStr(c.doc_column)),
 					   property ? ", " : "",
 					   property ? quote_literal_cstr(property) : "");
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
+		ttl_spi_connect();
 		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not replace the stamp trigger of \"%s\"", get_rel_name(relid));
 		SPI_finish();
@@ -167,9 +166,7 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 	const char *doc;
 	char	   *prop;
 	Oid			owner;
-	bool		elevated;
 	TtlUserContext ctx;
-	int			nestlevel = 0;
 	int			nkeys = 0;
 
 	ttl_check_container_owner(relid);
@@ -208,13 +205,8 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 		appendStringInfoString(&cols, ", (t.ctid)::pg_catalog.text");
 
 	owner = ttl_table_owner(relid);
-	elevated = (GetUserId() != owner);
-	if (elevated)
-		ttl_become_user(owner, &ctx);
-	else
-		nestlevel = ttl_pin_search_path();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_begin_owner_work(owner, &ctx);
+	ttl_spi_connect();
 	if (SPI_execute(psprintf("SELECT t.%s%s FROM %s t"
 							 " WHERE ttl.doc_deadline_key(t.%s, %s::pg_catalog.text)"
 							 " OPERATOR(pg_catalog.=) '" INT64_FORMAT "'::pg_catalog.int8"
@@ -245,10 +237,7 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 				 errhint("Correct or remove the property in the stored items first.")));
 	}
 	SPI_finish();
-	if (elevated)
-		ttl_restore_user(&ctx);
-	else
-		AtEOXact_GUC(true, nestlevel);
+	ttl_end_owner_work(&ctx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
 }

@@ -28,6 +28,13 @@
 
 #include "base/run_as.h"
 
+void
+ttl_spi_connect(void)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
 /*
  * The owner of the extension's tables (the role that installed it): they
  * are written as that role.  Syscache look-ups only; the purge writes its
@@ -128,8 +135,7 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 	int			rc;
 
 	ttl_become_user(extension_owner(), &ctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (saved != NULL)
 		rc = SPI_execute_plan(ttl_kept_plan(saved, sql, nargs, argtypes),
 							  values, nulls, false, 0);
@@ -139,4 +145,33 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 		elog(ERROR, "ttl registry statement failed: %s", SPI_result_code_string(rc));
 	SPI_finish();
 	ttl_restore_user(&ctx);
+}
+
+/*
+ * Work on a user table's rows for its owner (ttl.enable's validation and
+ * stamping, set_deadline_property's check): a caller who is the owner runs
+ * as itself under a pinned search_path (its own triggers run as it anyway);
+ * anyone else (a superuser, a member of the owning role) becomes the owner
+ * in a security-restricted operation, so the owner's code never runs with
+ * the caller's rights.  Returns whether it became the owner;
+ * ttl_end_owner_work() undoes either.
+ */
+bool
+ttl_begin_owner_work(Oid owner, TtlUserContext *ctx)
+{
+	ctx->elevated = (GetUserId() != owner);
+	if (ctx->elevated)
+		ttl_become_user(owner, ctx);
+	else
+		ctx->save_nestlevel = ttl_pin_search_path();
+	return ctx->elevated;
+}
+
+void
+ttl_end_owner_work(TtlUserContext *ctx)
+{
+	if (ctx->elevated)
+		ttl_restore_user(ctx);
+	else
+		AtEOXact_GUC(true, ctx->save_nestlevel);
 }

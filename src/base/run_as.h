@@ -14,12 +14,17 @@ typedef struct TtlUserContext
 	Oid			save_userid;
 	int			save_sec_context;
 	int			save_nestlevel;
+	bool		elevated;		/* ttl_begin_owner_work: became the owner */
 } TtlUserContext;
 
+/* SPI_connect(), which cannot fail but by a bug: one place to say so. */
+extern void ttl_spi_connect(void);
 extern Oid	ttl_table_owner(Oid relid);
 extern int	ttl_pin_search_path(void);
 extern void ttl_become_user(Oid userid, TtlUserContext *ctx);
 extern void ttl_restore_user(TtlUserContext *ctx);
+extern bool ttl_begin_owner_work(Oid owner, TtlUserContext *ctx);
+extern void ttl_end_owner_work(TtlUserContext *ctx);
 extern SPIPlanPtr ttl_kept_plan(SPIPlanPtr *saved, const char *sql, int nargs,
 								Oid *argtypes);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,

@@ -86,8 +86,7 @@ citus_ddl(const char *sql)
 
 	(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not run \"%s\"", sql);
 	SPI_finish();
@@ -217,8 +216,7 @@ ttl_citus_purge(Oid relid, int64 max_rows)
 	int			nestlevel;
 
 	nestlevel = ttl_pin_search_path();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (max_rows < 0)
 	{
 		values[0] = CStringGetTextDatum(purge_placements_command(relid, -1));
@@ -358,8 +356,7 @@ after_table_maker(void)
 
 	if (!OidIsValid(get_extension_oid("ttl", true)))
 		return;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute("SELECT r.relid::pg_catalog.oid FROM ttl.registry r", true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read ttl.registry");
 	for (i = 0; i < SPI_processed; i++)

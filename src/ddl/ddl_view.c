@@ -71,8 +71,7 @@ ttl_run_pinned(const char *sql)
 	{
 		int			rc;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
+		ttl_spi_connect();
 		rc = SPI_execute(sql, false, 0);
 		if (rc < 0)
 			elog(ERROR, "ttl statement failed: %s", SPI_result_code_string(rc));
@@ -96,8 +95,7 @@ ttl_registered_view(Oid relid)
 	Oid			view = InvalidOid;
 	int			nestlevel = ttl_pin_search_path();
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute_with_args("SELECT r.live_view::pg_catalog.oid FROM ttl.registry r"
 							  " WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, true, 1) == SPI_OK_SELECT &&

@@ -140,8 +140,7 @@ load_rows(void)
 	ctl.entrysize = sizeof(GuardRow);
 	ctl.hcxt = cxt;
 	rows = hash_create("ttl guard rows", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute("SELECT r.relid::pg_catalog.oid, r.home_system_identifier, r.home_database,"
 					" r.held_since IS NOT NULL, r.hold_fraction FROM ttl.registry r",
 					true, 0) != SPI_OK_SELECT)
@@ -395,8 +394,7 @@ ttl_guard_held_now(Oid relid)
 	if (ttl_restore_guard_fraction <= 0 || !registry_has_guard())
 		return false;
 	values[0] = ObjectIdGetDatum(relid);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute_with_args("SELECT r.held_since IS NOT NULL FROM ttl.registry r"
 							  " WHERE r.relid OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, true, 1) == SPI_OK_SELECT &&

@@ -137,8 +137,7 @@ ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s, double fractio
 
 	memset(out, 0, sizeof(*out));
 	ttl_become_user(owner, &ctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 
 	out->total = planner_rows(relid);
 	if (out->total < EXACT_TOTAL_LIMIT)

@@ -115,8 +115,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 		return;					/* TTL off: nothing expires */
 
 	ttl_become_user(owner, &ctx);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
 	{
 		/*

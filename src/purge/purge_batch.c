@@ -202,8 +202,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		return 0;
 	}
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (cur->kind == PURGE_INHERITED && default_ttl <= 0)
 	{
 		cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */

@@ -233,8 +233,7 @@ owner_batch(void *arg)
 	 * this transaction is the batch's own, so nothing of anyone else's is
 	 * pending (ttl_purge_batch_immediate covers the rest).
 	 */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
 	SPI_finish();
 	ttl_statement_bound_arm(ttl_batch_timeout);

@@ -32,6 +32,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "base/run_as.h"
 #include "registry/citus_meta.h"
 
 /*
@@ -262,8 +263,7 @@ ttl_citus_local_placements(Oid container, bool due_only)
 		!OidIsValid(get_relname_relid("pg_dist_placement", PG_CATALOG_NAMESPACE)) ||
 		!OidIsValid(get_relname_relid("pg_dist_local_group", PG_CATALOG_NAMESPACE)))
 		return NIL;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute_with_args(
 							  "SELECT s.logicalrelid::pg_catalog.oid,"
 							  "       (SELECT n[pg_catalog.array_upper(n, 1)]"

@@ -70,8 +70,7 @@ ttl_backoff_load(List **backed_off, List **overran)
 	*overran = NIL;
 	if (!ttl_backoff_available())
 		return;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute("SELECT s.relid, s.retry_after OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()"
 					" FROM ttl.purge_stats s WHERE s.overruns OPERATOR(pg_catalog.>) 0",
 					true, 0) != SPI_OK_SELECT)

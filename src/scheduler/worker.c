@@ -57,6 +57,7 @@
 #include "utils/timestamp.h"
 
 #include "base/compat.h"
+#include "base/run_as.h"
 #include "base/settings.h"
 #include "base/subxact.h"
 #include "base/visit.h"
@@ -238,8 +239,7 @@ compute_backlog(LeftBacklog *left)
 
 	left->due_rows = 0;
 	left->oldest_due = 0;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	ttl_spi_connect();
 	if (SPI_execute("SELECT pg_catalog.to_regprocedure('ttl._backlog(pg_catalog.regclass)')"
 					" IS NOT NULL", true, 1) != SPI_OK_SELECT ||
 		!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
