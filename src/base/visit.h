@@ -53,16 +53,4 @@ extern void ttl_visit_wait_begin(void);
 extern void ttl_visit_wait_end(void);
 extern int64 ttl_visit_time_left_ms(int64 *bound_ms);
 
-/* worker_slots.c, for launcher.c and pool_views.c */
-extern void ttl_visit_publish_bound(int64 bound_ms);
-extern bool ttl_visit_overstayed(pid_t pid, TimestampTz now, int64 bound_ms,
-								 long *left_ms, Oid *relid, TtlStep *step);
-extern void ttl_visit_inflight_of(pid_t pid, Oid *relid, TtlStep *step);
-
-/* backoff.c: containers whose statements overran, durably (ttl.purge_stats) */
-extern bool ttl_backoff_available(void);
-extern void ttl_backoff_load(List **backed_off, List **overran);
-extern void ttl_backoff_record(Oid relid, const char *message);
-extern void ttl_backoff_clear(Oid relid);
-
 #endif							/* TTL_VISIT_H */

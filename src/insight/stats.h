@@ -6,6 +6,7 @@
 #define TTL_STATS_H
 
 #include "datatype/timestamp.h"
+#include "nodes/pg_list.h"
 
 /*
  * The worker's backlog walks stop after this many due rows per purge index:
@@ -16,5 +17,14 @@
 
 extern void ttl_record_purge(Oid relid, int64 deleted, const char *error);
 extern bool ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due);
+
+/*
+ * backoff.c: containers whose worker statements overran their bound, backed
+ * off durably in ttl.purge_stats (overruns, retry_after)
+ */
+extern bool ttl_backoff_available(void);
+extern void ttl_backoff_load(List **backed_off, List **overran);
+extern void ttl_backoff_record(Oid relid, const char *message);
+extern void ttl_backoff_clear(Oid relid);
 
 #endif							/* TTL_STATS_H */

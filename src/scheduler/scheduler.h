@@ -105,4 +105,10 @@ typedef struct TtlDbReport
 extern TtlDbReport *ttl_db_report(int *n);
 extern bool ttl_db_pool_counts(int *running, int *high_water, int64 *terminations);
 
+/* worker_slots.c, for launcher.c and pool_views.c: each worker's visit */
+extern void ttl_visit_publish_bound(int64 bound_ms);
+extern bool ttl_visit_overstayed(pid_t pid, TimestampTz now, int64 bound_ms,
+								 long *left_ms, Oid *relid, TtlStep *step);
+extern void ttl_visit_inflight_of(pid_t pid, Oid *relid, TtlStep *step);
+
 #endif							/* TTL_SCHEDULER_H */

@@ -15,7 +15,9 @@
  *
  * ttl.run_purge() and ttl.purge() neither honour nor count it: they are a
  * caller's own statements, bounded by that caller (README, "Background
- * purge").  A database whose extension is still at 1.6 has no such
+ * purge").  It lives beside stats.c, which owns ttl.purge_stats, below
+ * both the purge (purge_round.c) and the scheduler (worker.c) that use it.
+ * A database whose extension is still at 1.6 has no such
  * columns: overruns are recorded as last_error only, without back-off.
  *
  * Locking: ttl.purge_stats is written as the extension's owner
