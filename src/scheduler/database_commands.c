@@ -20,6 +20,7 @@
 #include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "commands/tablespace.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
@@ -27,6 +28,27 @@
 
 #include "base/compat.h"
 #include "scheduler/scheduler.h"
+
+/*
+ * Core's have_createdb_privilege(), read here: it is exported by 15.20 and
+ * 16+ but not by 15.19 and older minors, which a library built against
+ * newer headers must still load into.
+ */
+static bool
+may_create_databases(void)
+{
+	HeapTuple	tup;
+	bool		result;
+
+	if (superuser())
+		return true;
+	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(GetUserId()));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	result = ((Form_pg_authid) GETSTRUCT(tup))->rolcreatedb;
+	ReleaseSysCache(tup);
+	return result;
+}
 
 static bool
 database_is_template(Oid dboid)
@@ -72,7 +94,7 @@ may_clone_database(CreatedbStmt *stmt, Oid dboid)
 {
 	ListCell   *lc;
 
-	if (!have_createdb_privilege())
+	if (!may_create_databases())
 		return false;
 	foreach(lc, stmt->options)
 	{
@@ -102,7 +124,7 @@ may_drop_or_rename_database(Node *stmt, Oid dboid)
 	if (dboid == MyDatabaseId || !ttl_database_ownercheck(dboid, GetUserId()))
 		return false;
 	if (IsA(stmt, RenameStmt))
-		return have_createdb_privilege() &&
+		return may_create_databases() &&
 			!OidIsValid(get_database_oid(((RenameStmt *) stmt)->newname, true));
 	return !database_is_template(dboid);
 }
