@@ -33,3 +33,47 @@
 -- section: rule 10, an expired item is gone for writes too (issue 26)
 -- ---------------------------------------------------------------------------
 
+-- A write that conflicts with an expired item on a unique key replaces it
+-- (SPEC rule 10): the stamp trigger (C) deletes the item as a purge delete
+-- before the unique check.  This table is also how the library knows the
+-- database is at 1.7: rule 10 takes effect with this update.
+--
+-- Each replacement delete is counted here, one row each, by the writer, as
+-- the extension's owner.  No unique key: writers never wait for each other
+-- (one ttl.purge_stats row per container would queue every replacing writer
+-- behind the last one until its commit, and could deadlock writers of two
+-- containers).  ttl.stats adds these rows; the purge folds them into
+-- ttl.purge_stats whenever it records its own deletes.
+CREATE TABLE ttl.purge_stats_pending (
+    relid       oid NOT NULL,
+    rows_purged bigint NOT NULL,
+    purged_at   timestamptz NOT NULL
+);
+CREATE INDEX purge_stats_pending_relid ON ttl.purge_stats_pending (relid);
+COMMENT ON TABLE ttl.purge_stats_pending IS
+    'rule 10 replacement deletes not yet folded into ttl.purge_stats; read ttl.stats';
+REVOKE ALL ON ttl.purge_stats_pending FROM PUBLIC;
+GRANT SELECT ON ttl.purge_stats_pending TO PUBLIC;
+
+-- rows_purged and last_purge_at count the replacements not yet folded.
+CREATE OR REPLACE VIEW ttl.stats AS
+SELECT r.relid                        AS container,
+       coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
+                                      AS rows_purged,
+       GREATEST(s.last_purge_at, p.purged_at) AS last_purge_at,
+       s.last_error,
+       s.last_error_at,
+       b.expired                      AS expired_backlog,
+       b.oldest_expired_at,
+       ttl.now() OPERATOR(pg_catalog.-) b.oldest_expired_at AS oldest_expired_age,
+       r.held_since,
+       r.hold_reason
+  FROM ttl.registry r
+  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN LATERAL (SELECT pg_catalog.sum(q.rows_purged)::pg_catalog.int8 AS rows_purged,
+                            pg_catalog.max(q.purged_at) AS purged_at
+                       FROM ttl.purge_stats_pending q
+                      WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
+  CROSS JOIN LATERAL ttl._backlog(r.relid) b;
+COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); held_since, hold_reason: the restore guard''s hold';

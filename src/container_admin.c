@@ -205,6 +205,9 @@ ttl_unregister(PG_FUNCTION_ARGS)
 						 1, argtypes, values, NULL, NULL);
 	ttl_registry_execute("DELETE FROM ttl.purge_stats WHERE relid OPERATOR(pg_catalog.=) $1",
 						 1, argtypes, values, NULL, NULL);
+	if (ttl_rule10_installed())
+		ttl_registry_execute("DELETE FROM ttl.purge_stats_pending WHERE relid OPERATOR(pg_catalog.=) $1",
+							 1, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }

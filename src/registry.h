@@ -25,6 +25,8 @@ typedef struct TtlContainer
 	NameData	doc_column;
 	/* 1.5, rule 9: the deadline property, "" for none (deadline.c) */
 	char		deadline_property[TTL_DEADLINE_PROPERTY_MAX + 1];
+	/* 1.5: the restore guard holds it (held_since is set; guard.c) */
+	bool		held;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
@@ -39,5 +41,7 @@ extern char *ttl_relation_display_name(Oid relid);
 extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);
 extern bool ttl_try_lock_container(Oid relid);
+extern void ttl_lock_container_for_replace(Oid relid);
+extern bool ttl_rule10_installed(void);
 
 #endif							/* TTL_REGISTRY_H */

@@ -10,11 +10,14 @@
  *   registry.c         the containers: cache, reads, list, purge/policy lock;
  *                      container_admin.c (the SQL functions that change it)
  *   run_as.c           SQL as another role with a pinned search_path
- *   stamp.c            where a row is stamped (the trigger)
+ *   stamp.c            where a row is stamped (the trigger); replace.c:
+ *                      rule 10, an expired item that holds the new row's
+ *                      unique key is replaced (purge_replace.c deletes it)
  *   live_view.c        where it is hidden (<table>_live); live_filter.c
  *   mark.c             purge deletes marked in the change stream
  *   purge_*.c          where it is purged: purge_batch.c, purge_statement.c,
  *                      purge_direct.c, purge_walk.c, purge_rows.c,
+ *                      purge_replace.c (rule 10's delete of one item),
  *                      purge_leaves.c, purge_round.c, purge_functions.c
  *   launcher.c         where purges are scheduled: worker_slots.c, worker.c,
  *                      db_states.c (the databases in shared memory)
@@ -38,6 +41,7 @@
 #include "live_view.h"
 #include "purge.h"
 #include "registry.h"
+#include "replace.h"
 #include "scheduler.h"
 #include "settings.h"
 
@@ -55,6 +59,7 @@ _PG_init(void)
 	ttl_register_cache_callbacks();
 	ttl_install_live_view_hooks();
 	ttl_install_purge_hooks();
+	ttl_install_replace_hooks();
 	ttl_install_citus_hooks();
 	ttl_install_citus_copy_hook();
 

@@ -1,0 +1,564 @@
+/*
+ * replace.c
+ *		Rule 10: an expired item is gone for writes too.  Called by the
+ *		stamp trigger (stamp.c) for every row it stamps: when the new row's
+ *		key in a unique index of the table (primary key, unique constraint,
+ *		expression, partial, NULLS NOT DISTINCT, DEFERRABLE) is held by an
+ *		item that is expired (rules 5 and 9, at ttl.now()), that item is
+ *		deleted first, as a purge delete (purge_replace.c), so the unique
+ *		check and ON CONFLICT, which look with a dirty snapshot and do not
+ *		see a row deleted by the current transaction, find no conflict: the
+ *		write takes effect (ON CONFLICT DO UPDATE takes its INSERT path).
+ *		A BEFORE ROW trigger runs before those checks, which is why this is
+ *		here.  Exclusion constraints are not looked at (they conflict as
+ *		before).
+ *
+ * The probe is core's (check_exclusion_or_unique_constraint in
+ * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
+ * predicate first) looked up in the index with a dirty snapshot.  A holder
+ * whose inserting or deleting transaction is in progress is waited for,
+ * then looked up again; so is a speculative insertion.  A holder that is
+ * not expired is left to the unique check (23505, ON CONFLICT), as before.
+ * An UPDATE never looks at its own old row.
+ *
+ * Per statement (the trigger's FmgrInfo lives as long as the statement's
+ * result relation, one per leaf partition): the unique indexes with their
+ * IndexInfo, an EState of our own for their expressions and predicates,
+ * the container's policy as cached (registry.c) or carried by a Citus
+ * shard's trigger.  Nothing is built for a container whose default is
+ * NULL (nothing is expired there), nor in a database whose extension SQL
+ * is older than 1.7 (the library serves it unchanged: rule 10 takes effect
+ * with ALTER EXTENSION ttl UPDATE; the mark of 1.7 is the table
+ * ttl.purge_stats_pending, registry.c's ttl_rule10_installed).
+ *
+ * Locking: the probe reads the indexes the statement has opened
+ * (RowExclusiveLock) without locking them again.  Before a replacement
+ * the writer takes the container's replace lock (registry.c;
+ * RowExclusiveLock, which only a policy change conflicts with) and reads
+ * the policy as committed now: a writer never replaces by a policy that
+ * a concurrent change has made stale, and a policy change waits for the
+ * writers that replaced by the old one.  The delete itself waits for
+ * whoever holds the row (purge_replace.c).  A container the restore guard
+ * holds replaces nothing: the write conflicts (23505, the detail naming
+ * the hold) unless its ON CONFLICT clause covers that index.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_am.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/plannodes.h"
+#include "parser/parsetree.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "deadline.h"
+#include "document.h"
+#include "purge.h"
+#include "registry.h"
+#include "replace.h"
+#include "settings.h"
+
+/* One unique index of the leaf, ready to probe. */
+typedef struct ReplaceIndex
+{
+	Oid			indexoid;
+	IndexInfo  *info;			/* with the equality operators of its keys */
+	ExprState  *predicate;		/* a partial index's, or NULL */
+} ReplaceIndex;
+
+struct TtlReplaceState
+{
+	bool		active;			/* false: nothing to do for this statement */
+	Oid			container;		/* the registered table, or a Citus shard */
+	bool		citus;			/* the policy is the shard trigger's */
+	TtlContainer policy;		/* as the statement found it, then as committed */
+	int64		now_seconds;
+	AttrNumber	doc_attnum;
+	EState	   *estate;
+	TupleTableSlot *new_slot;	/* the row being written */
+	TupleTableSlot *holder_slot;	/* a row holding its key */
+	int			nindexes;
+	ReplaceIndex *indexes;
+};
+
+/* ---- ON CONFLICT of the statement running now (for the guard's error) ---- */
+
+/*
+ * A stack of the INSERT and UPDATE statements being executed, innermost on
+ * top: the one whose row the trigger stamps is the top.  Each entry says
+ * whether it has an ON CONFLICT clause and which indexes it names.
+ * Entries are popped at ExecutorEnd, and at the abort of the
+ * (sub)transaction that pushed them.  COPY runs no ExecutorStart and has
+ * no ON CONFLICT.
+ */
+typedef struct RunningWrite
+{
+	struct RunningWrite *next;
+	QueryDesc  *query;
+	int			nest_level;
+	bool		on_conflict;
+	Oid			target;			/* the ON CONFLICT statement's table */
+	List	   *arbiters;		/* its arbiter indexes; NIL: all */
+} RunningWrite;
+
+static RunningWrite *running = NULL;
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
+
+static void
+pop_running(RunningWrite *upto)
+{
+	while (running != NULL)
+	{
+		RunningWrite *top = running;
+
+		running = top->next;
+		list_free(top->arbiters);
+		pfree(top);
+		if (top == upto)
+			break;
+	}
+}
+
+static void
+replace_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	PlannedStmt *stmt = queryDesc->plannedstmt;
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+	if (stmt != NULL && (stmt->commandType == CMD_INSERT || stmt->commandType == CMD_UPDATE ||
+						 stmt->hasModifyingCTE) &&
+		!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		RunningWrite *w = MemoryContextAllocZero(TopMemoryContext, sizeof(RunningWrite));
+		Plan	   *plan = stmt->planTree;
+
+		w->query = queryDesc;
+		w->nest_level = GetCurrentTransactionNestLevel();
+		if (plan != NULL && IsA(plan, ModifyTable) &&
+			((ModifyTable *) plan)->onConflictAction != ONCONFLICT_NONE)
+		{
+			ModifyTable *mt = (ModifyTable *) plan;
+			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+			w->on_conflict = true;
+			w->target = rt_fetch(mt->nominalRelation, stmt->rtable)->relid;
+			w->arbiters = list_copy(mt->arbiterIndexes);
+			MemoryContextSwitchTo(old);
+		}
+		w->next = running;
+		running = w;
+	}
+}
+
+static void
+replace_executor_end(QueryDesc *queryDesc)
+{
+	RunningWrite *w;
+
+	for (w = running; w != NULL; w = w->next)
+	{
+		if (w->query == queryDesc)
+		{
+			pop_running(w);
+			break;
+		}
+	}
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+static void
+replace_xact_callback(XactEvent event, void *arg)
+{
+	pop_running(NULL);
+}
+
+static void
+replace_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	while (running != NULL && running->nest_level >= level)
+		pop_running(running);
+}
+
+void
+ttl_install_replace_hooks(void)
+{
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = replace_executor_start;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = replace_executor_end;
+	RegisterXactCallback(replace_xact_callback, NULL);
+	RegisterSubXactCallback(replace_subxact_callback, NULL);
+}
+
+/*
+ * Whether the running statement's ON CONFLICT clause covers a conflict in
+ * index (of leaf, a partition of container or container itself): then the
+ * conflict is no error, and the guard's hold must not make it one.
+ */
+static bool
+on_conflict_covers(Oid container, Oid leaf, Oid index)
+{
+	ListCell   *lc;
+	List	   *ancestors;
+
+	if (running == NULL || !running->on_conflict ||
+		(running->target != container && running->target != leaf))
+		return false;
+	if (running->arbiters == NIL || list_member_oid(running->arbiters, index))
+		return true;
+	/* a partition's index: the arbiters name the partitioned table's */
+	ancestors = get_rel_relispartition(index) ? get_partition_ancestors(index) : NIL;
+	foreach(lc, ancestors)
+	{
+		if (list_member_oid(running->arbiters, lfirst_oid(lc)))
+			return true;
+	}
+	return false;
+}
+
+/* ---- the statement's state ---- */
+
+/*
+ * The container of a leaf: itself, or the registered partitioned table it
+ * is a partition of.
+ */
+static bool
+find_container(Relation rel, TtlContainer *out)
+{
+	List	   *ancestors;
+	ListCell   *lc;
+
+	if (ttl_lookup_container(RelationGetRelid(rel), out))
+		return true;
+	if (!rel->rd_rel->relispartition)
+		return false;
+	ancestors = get_partition_ancestors(RelationGetRelid(rel));
+	foreach(lc, ancestors)
+	{
+		if (ttl_lookup_container(lfirst_oid(lc), out))
+			return true;
+	}
+	return false;
+}
+
+/* The unique btree indexes of rel, with what the probe needs. */
+static void
+load_indexes(TtlReplaceState *state, Relation rel)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	state->indexes = palloc0(sizeof(ReplaceIndex) * Max(list_length(indexes), 1));
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
+		Form_pg_index form = index->rd_index;
+		ReplaceIndex *u = &state->indexes[state->nindexes];
+
+		if (form->indisunique && form->indisvalid && form->indisready &&
+			!form->indisexclusion && index->rd_rel->relam == BTREE_AM_OID)
+		{
+			u->indexoid = RelationGetRelid(index);
+			u->info = BuildIndexInfo(index);
+			BuildSpeculativeIndexInfo(index, u->info);
+			if (u->info->ii_Predicate != NIL)
+				u->predicate = ExecPrepareQual(u->info->ii_Predicate, state->estate);
+			state->nindexes++;
+		}
+		index_close(index, NoLock);
+	}
+	list_free(indexes);
+}
+
+/*
+ * Build the statement's state in mcxt: which container and policy, whether
+ * anything can be replaced at all, and the indexes.
+ */
+static TtlReplaceState *
+build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
+{
+	Relation	rel = trigdata->tg_relation;
+	Trigger    *trigger = trigdata->tg_trigger;
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	TtlReplaceState *state = palloc0(sizeof(TtlReplaceState));
+
+	state->doc_attnum = doc_attnum;
+	if (!ttl_rule10_installed())
+	{
+		MemoryContextSwitchTo(old);
+		return state;
+	}
+	if (trigger->tgnargs >= 3)
+	{
+		/* a Citus shard: the policy is the trigger's (citus.c) */
+		memset(&state->policy, 0, sizeof(TtlContainer));
+		state->citus = true;
+		state->policy.relid = RelationGetRelid(rel);
+		namestrcpy(&state->policy.doc_column, trigger->tgargs[0]);
+		state->policy.default_is_null = trigger->tgargs[1][0] == '\0';
+		state->policy.default_ttl = state->policy.default_is_null ? 0 :
+			pg_strtoint32(trigger->tgargs[1]);
+		if (trigger->tgnargs == 4)
+			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
+					sizeof(state->policy.deadline_property));
+	}
+	else if (!find_container(rel, &state->policy))
+	{
+		MemoryContextSwitchTo(old);
+		return state;
+	}
+	state->container = state->policy.relid;
+	if (state->policy.default_is_null)
+	{
+		MemoryContextSwitchTo(old);
+		return state;			/* TTL off: nothing is expired */
+	}
+	state->now_seconds = ttl_current_unix_seconds();
+	state->estate = CreateExecutorState();
+	load_indexes(state, rel);
+	if (state->nindexes > 0)
+	{
+		/*
+		 * a copy of the row type: a slot pins a relation's own descriptor
+		 * until it is dropped, and these live as long as the statement's
+		 * memory, with nothing to drop them
+		 */
+		TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(rel));
+
+		state->new_slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
+		state->holder_slot = MakeSingleTupleTableSlot(desc, table_slot_callbacks(rel));
+		state->active = true;
+	}
+	MemoryContextSwitchTo(old);
+	return state;
+}
+
+/* ---- one row ---- */
+
+/* Whether the row in the holder slot is expired under the policy now. */
+static bool
+holder_expired(TtlReplaceState *state, TupleTableSlot *slot)
+{
+	bool		isnull;
+	Datum		doc = slot_getattr(slot, state->doc_attnum, &isnull);
+	int64		expiry;
+
+	if (isnull)
+		return false;
+	return ttl_datum_expiry_with_deadline(doc, state->policy.default_is_null,
+										  state->policy.default_ttl,
+										  TTL_HAS_DEADLINE(&state->policy) ?
+										  state->policy.deadline_property : NULL,
+										  &expiry) &&
+		expiry <= state->now_seconds;
+}
+
+/* 23505 for a conflict with an expired item the restore guard holds. */
+static void
+report_held(TtlReplaceState *state, Relation rel, Relation index,
+			Datum *values, bool *isnull)
+{
+	char	   *key = BuildIndexValueDescription(index, values, isnull);
+	char	   *name = ttl_relation_display_name(state->container);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key ?
+			 errdetail("Key %s is held by an expired item of container %s, which the restore guard holds: nothing is replaced while the hold stands.",
+					   key, name) :
+			 errdetail("The key is held by an expired item of container %s, which the restore guard holds: nothing is replaced while the hold stands.",
+					   name),
+			 errhint("Check the container, then run SELECT ttl.resume('%s') to release the hold.",
+					 name),
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+/*
+ * The holder at tid is expired by the statement's policy: replace it.
+ * Takes the replace lock and reads the policy as committed now (a
+ * shard's is its trigger's, which a change cannot replace while this
+ * statement holds the shard).  true: it is gone.
+ */
+static bool
+replace_holder(TtlReplaceState *state, Relation rel, Relation index,
+			   ItemPointer tid, Datum *values, bool *isnull)
+{
+	if (!state->citus)
+	{
+		TtlContainer fresh;
+
+		ttl_lock_container_for_replace(state->container);
+		if (!ttl_read_container(state->container, &fresh))
+		{
+			state->active = false;	/* disabled meanwhile */
+			return false;
+		}
+		state->policy = fresh;	/* the probes of this statement go on with it */
+		if (fresh.default_is_null)
+		{
+			state->active = false;
+			return false;
+		}
+		if (fresh.held)
+		{
+			if (on_conflict_covers(state->container, RelationGetRelid(rel),
+								   RelationGetRelid(index)))
+				return false;	/* ON CONFLICT handles it as a conflict */
+			report_held(state, rel, index, values, isnull);
+		}
+	}
+
+	/*
+	 * A legal hold (SPEC, "After 1.6") plugs in here: a holder its match
+	 * covers raises 55000, also under ON CONFLICT DO NOTHING.
+	 */
+	return ttl_purge_replaced_item(state->container, RelationGetRelid(rel), tid,
+								   &state->policy, state->now_seconds);
+}
+
+/*
+ * Probe one unique index for the key (values, isnull) and replace an
+ * expired holder; self is the UPDATE's old row (never a holder).
+ */
+static void
+probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceIndex *u,
+			Datum *values, bool *isnull, ItemPointer self)
+{
+	IndexInfo  *info = u->info;
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	ScanKeyData scankeys[INDEX_MAX_KEYS];
+	SnapshotData dirty;
+	ItemPointerData tried;
+	int			i;
+
+	ItemPointerSetInvalid(&tried);
+	for (i = 0; i < nkeys; i++)
+	{
+		if (isnull[i] && !info->ii_NullsNotDistinct)
+			return;				/* a NULL key conflicts with nothing */
+		ScanKeyEntryInitialize(&scankeys[i], isnull[i] ? SK_ISNULL | SK_SEARCHNULL : 0,
+							   i + 1, info->ii_UniqueStrats[i], InvalidOid,
+							   index->rd_indcollation[i], info->ii_UniqueProcs[i],
+							   values[i]);
+	}
+	InitDirtySnapshot(dirty);
+	for (;;)
+	{
+		IndexScanDesc scan;
+		TransactionId xwait = InvalidTransactionId;
+		uint32		token = 0;
+		bool		found = false;
+		bool		expired = false;
+		ItemPointerData tid;
+
+		ItemPointerSetInvalid(&tid);
+		scan = ttl_index_beginscan(rel, index, &dirty, nkeys, 0);
+		index_rescan(scan, scankeys, nkeys, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
+		{
+			if (self != NULL && ItemPointerEquals(&state->holder_slot->tts_tid, self))
+				continue;
+			tid = state->holder_slot->tts_tid;
+			xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
+			token = dirty.speculativeToken;
+			if (!TransactionIdIsValid(xwait))
+				expired = holder_expired(state, state->holder_slot);
+			found = true;
+			break;
+		}
+		ExecClearTuple(state->holder_slot);
+		index_endscan(scan);
+		if (!found)
+			return;				/* no holder: nothing conflicts */
+		if (TransactionIdIsValid(xwait))
+		{
+			/* its writer is busy: wait, then look at its newest version */
+			if (token != 0)
+				SpeculativeInsertionWait(dirty.xmin, token);
+			else
+				XactLockTableWait(xwait, rel, &tid, XLTW_InsertIndex);
+			continue;
+		}
+		if (!expired)
+			return;				/* a live item: it conflicts, as before */
+		if (ItemPointerEquals(&tid, &tried))
+			return;				/* its delete was refused: it conflicts */
+		if (replace_holder(state, rel, index, &tid, values, isnull))
+			return;
+		if (!state->active)
+			return;
+		tried = tid;			/* changed meanwhile, or refused: look again */
+	}
+}
+
+/*
+ * Rule 10 for the row a stamp trigger returns (see the file header).
+ * *statep is the statement's state, built in mcxt on the first row.
+ */
+void
+ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *trigdata,
+					int doc_attnum, HeapTuple newtuple)
+{
+	TtlReplaceState *state = *statep;
+	Relation	rel = trigdata->tg_relation;
+	ExprContext *econtext;
+	ItemPointer self = NULL;
+	int			i;
+
+	if (state == NULL)
+		*statep = state = build_state(mcxt, trigdata, doc_attnum);
+	if (!state->active)
+		return;
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		self = &trigdata->tg_trigtuple->t_self;
+	econtext = GetPerTupleExprContext(state->estate);
+	ExecStoreHeapTuple(newtuple, state->new_slot, false);
+	econtext->ecxt_scantuple = state->new_slot;
+	for (i = 0; i < state->nindexes && state->active; i++)
+	{
+		ReplaceIndex *u = &state->indexes[i];
+		Relation	index;
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+
+		if (u->predicate != NULL && !ExecQual(u->predicate, econtext))
+			continue;			/* not in this partial index */
+		index = index_open(u->indexoid, NoLock);
+		FormIndexDatum(u->info, state->new_slot, state->estate, values, isnull);
+		probe_index(state, rel, index, u, values, isnull, self);
+		index_close(index, NoLock);
+	}
+	ExecClearTuple(state->new_slot);
+	ResetExprContext(econtext);
+}
