@@ -223,9 +223,26 @@ SELECT tableoid::regclass, id, doc - '_ts' AS doc FROM r10pt ORDER BY id;
 SELECT t, id, by_user FROM r10_log WHERE t LIKE 'r10pt%' ORDER BY id;
 SELECT rows_purged FROM ttl.stats WHERE container = 'r10pt'::regclass;
 
+-- statements of many rows: from the second row on, a statement probes only
+-- while its leaf holds something due (looked at once)
+CREATE TABLE r10m (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('r10m', 60);
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+INSERT INTO r10m SELECT g, '{"v": "old"}' FROM generate_series(1, 5) g;
+SET ttl.now_override = '2030-01-01 00:00:30+00';
+INSERT INTO r10m SELECT g, '{"v": "live"}' FROM generate_series(6, 7) g;
+SET ttl.now_override = '2030-01-01 00:01:10+00';
+-- 1-5 are due: the third to fifth rows replace them too
+INSERT INTO r10m SELECT g, '{"v": "new"}' FROM generate_series(1, 5) g;
+-- nothing due now (6, 7 are live): the second row on probes no more, and
+-- the conflict with a live item is the unique check's, as before
+INSERT INTO r10m SELECT g, '{"v": "new"}' FROM generate_series(8, 10) g;
+INSERT INTO r10m SELECT g, '{"v": "new"}'::jsonb FROM generate_series(11, 13) g UNION ALL SELECT 7, '{}';
+SELECT id, doc - '_ts' AS doc FROM r10m ORDER BY id;
+
 RESET ttl.now_override;
 DROP TABLE r10, r10u, r10n, r10d, r10p, r10f_cascade, r10f_restrict, r10f_noaction, r10f,
-           r10t, r10r, r10pt, r10_log CASCADE;
+           r10t, r10r, r10pt, r10m, r10_log CASCADE;
 DROP FUNCTION r10_log_delete(), r10_keep();
 REVOKE CREATE ON SCHEMA public FROM r10_owner;
 DROP ROLE r10_owner;
