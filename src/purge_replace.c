@@ -20,7 +20,7 @@
  *
  * A delete that is refused (an owner's BEFORE DELETE trigger returning
  * NULL, a DELETE policy that hides the row, a RESTRICT or NO ACTION
- * foreign key, 23503) deletes nothing: the item stays and the write
+ * foreign key: 23503, or 23001 for RESTRICT on 18) deletes nothing: the item stays and the write
  * conflicts with it (23505) as before.  The delete runs in a
  * subtransaction so a refusing foreign key undoes all of it.
  *
@@ -179,7 +179,9 @@ ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
 	ttl_restore_user(&ctx);
 	if (edata == NULL)
 		return step.deleted;
-	if (edata->sqlerrcode != ERRCODE_FOREIGN_KEY_VIOLATION)
+	/* 18 reports a RESTRICT action as 23001, earlier majors as 23503 */
+	if (edata->sqlerrcode != ERRCODE_FOREIGN_KEY_VIOLATION &&
+		edata->sqlerrcode != ERRCODE_RESTRICT_VIOLATION)
 		ReThrowError(edata);
 	/* a RESTRICT / NO ACTION child refuses: the write conflicts as before */
 	FreeErrorData(edata);
