@@ -77,3 +77,51 @@ SELECT r.relid                        AS container,
                       WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
   CROSS JOIN LATERAL ttl._backlog(r.relid) b;
 COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); held_since, hold_reason: the restore guard''s hold';
+
+-- The container setting of rule 10 (default on).  Off, a write conflicts
+-- with an expired item that holds its key (23505, ON CONFLICT sees it) until
+-- the purge removes it, as before 1.7, and costs no probe of the unique
+-- indexes: for pure append workloads whose keys are never written twice.
+-- Owner only (C); not on a Citus distributed container (0A000).
+ALTER TABLE ttl.registry ADD COLUMN replace_expired boolean NOT NULL DEFAULT true;
+
+CREATE FUNCTION ttl.set_replace_expired(container regclass, replace_expired boolean) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_replace_expired'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.set_replace_expired(regclass, boolean) IS
+    'rule 10 for a container: true (the default) a write replaces an expired item holding its key; false it conflicts until the purge';
+
+CREATE OR REPLACE VIEW ttl.containers AS
+SELECT r.relid        AS container,
+       r.doc_column,
+       r.default_ttl,
+       r.live_view,
+       r.paused,
+       r.enabled_at,
+       r.append_only,
+       r.deadline_property,
+       CASE WHEN NOT r.append_only THEN 'btree'
+            WHEN r.index_free THEN 'none'
+            ELSE 'brin' END::pg_catalog.text AS purge_index,
+       r.replace_expired
+  FROM ttl.registry r;
+COMMENT ON VIEW ttl.containers IS 'one row per ttl container';
+
+-- A Citus node counts the replacements of its shards in
+-- ttl.purge_stats_pending (the shard's OID) until its purge folds them:
+-- ttl.distributed_stats (through this function) adds them, as ttl.stats does.
+CREATE OR REPLACE FUNCTION ttl._placement_stats(container regclass,
+                                                OUT rows_purged bigint, OUT last_purge_at timestamptz)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+WITH p AS (SELECT l::pg_catalog.oid AS relid FROM ttl._local_placements(container) l),
+     s AS (SELECT s.rows_purged, s.last_purge_at FROM p
+             JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) p.relid
+           UNION ALL
+           SELECT q.rows_purged, q.purged_at FROM p
+             JOIN ttl.purge_stats_pending q ON q.relid OPERATOR(pg_catalog.=) p.relid)
+SELECT COALESCE(pg_catalog.sum(s.rows_purged), 0)::pg_catalog.int8,
+       pg_catalog.max(s.last_purge_at)
+  FROM s
+$$;

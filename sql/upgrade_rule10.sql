@@ -28,5 +28,9 @@ INSERT INTO u10 VALUES (2, '{"v": "new"}') ON CONFLICT DO NOTHING;
 INSERT INTO u10 VALUES (3, '{"v": "new"}') ON CONFLICT (id) DO UPDATE SET doc = u10.doc || '{"merged": true}';
 SELECT id, doc - '_ts' AS doc FROM u10 ORDER BY id;
 SELECT rows_purged FROM ttl.stats;
+-- the container setting arrives with 1.7, on for containers enabled before
+SELECT container, replace_expired FROM ttl.containers;
+SELECT ttl.set_replace_expired('u10', false);
+SELECT container, replace_expired FROM ttl.containers;
 \c :orig_db
 DROP DATABASE regress_ttl_rule10_up;

@@ -156,6 +156,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->index_free = false;
 	out->deadline_property[0] = '\0';
 	out->held = false;
+	out->replace_expired = true;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -169,6 +170,9 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.5: the restore guard's hold (rule 10 replaces nothing then) */
 		if (!att->attisdropped && strcmp(NameStr(att->attname), "held_since") == 0)
 			out->held = !nulls[i];
+		/* 1.7: ttl.set_replace_expired */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "replace_expired") == 0)
+			out->replace_expired = nulls[i] || DatumGetBool(values[i]);
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)

@@ -27,6 +27,8 @@ typedef struct TtlContainer
 	char		deadline_property[TTL_DEADLINE_PROPERTY_MAX + 1];
 	/* 1.5: the restore guard holds it (held_since is set; guard.c) */
 	bool		held;
+	/* 1.7, rule 10: a write replaces an expired holder of its key (replace.c) */
+	bool		replace_expired;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')

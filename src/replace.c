@@ -91,6 +91,23 @@ typedef struct ReplaceIndex
 	ExprState  *predicate;		/* a partial index's, or NULL */
 } ReplaceIndex;
 
+/*
+ * What the probes of one leaf need, built once and kept across statements
+ * and transactions (see "the leaf's cache" below).
+ */
+typedef struct LeafInfo
+{
+	struct LeafInfo *next;		/* on the retired list */
+	MemoryContext mcxt;			/* holds all of it */
+	int			nancestors;		/* the leaf, then the tables it is a */
+	Oid		   *ancestors;		/* partition of, nearest first */
+	EState	   *estate;			/* for index expressions and predicates */
+	TupleDesc	desc;			/* a copy of the row type */
+	const TupleTableSlotOps *table_ops;
+	int			nindexes;
+	ReplaceIndex *indexes;
+} LeafInfo;
+
 struct TtlReplaceState
 {
 	bool		active;			/* false: nothing to do for this statement */
@@ -99,11 +116,9 @@ struct TtlReplaceState
 	TtlContainer policy;		/* as the statement found it, then as committed */
 	int64		now_seconds;
 	AttrNumber	doc_attnum;
-	EState	   *estate;
+	LeafInfo   *leaf;
 	TupleTableSlot *new_slot;	/* the row being written */
 	TupleTableSlot *holder_slot;	/* a row holding its key */
-	int			nindexes;
-	ReplaceIndex *indexes;
 	int64		rows;			/* rows seen by this statement */
 };
 
@@ -199,10 +214,16 @@ replace_executor_end(QueryDesc *queryDesc)
 		standard_ExecutorEnd(queryDesc);
 }
 
+static void free_retired(void);
+
 static void
 replace_xact_callback(XactEvent event, void *arg)
 {
 	pop_running(NULL);
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		free_retired();
 }
 
 static void
@@ -254,44 +275,90 @@ on_conflict_covers(Oid container, Oid leaf, Oid index)
 	return false;
 }
 
-/* ---- the statement's state ---- */
+/* ---- the leaf's cache ---- */
 
 /*
- * The container of a leaf: itself, or the registered partitioned table it
- * is a partition of.
+ * Per leaf (hash on its OID): its unique btree indexes with their
+ * IndexInfo (key equality operators, expressions and predicate prepared in
+ * an EState of the cache's own), the row type, and the tables it is a
+ * partition of.  Building that costs a one-row INSERT more than its probe
+ * (catalog look-ups for every key's operator), so it is kept across
+ * statements.  Anything that changes what it holds invalidates the leaf's
+ * relcache entry: an index created, dropped or made valid, a column
+ * changed, ATTACH / DETACH PARTITION; the relcache callback then drops the
+ * entry.  A dropped entry may still serve a statement that is running (an
+ * inner write of the same leaf from a trigger can rebuild it meanwhile),
+ * so it is only retired then, and freed at the end of the transaction.
+ * The container's policy is never kept here: the registry's cache
+ * (registry.c) serves it to every statement.  Nothing here holds a buffer
+ * pin or a relation reference: the slots are the statement's.
  */
-static bool
-find_container(Relation rel, TtlContainer *out)
+typedef struct LeafEntry
 {
-	List	   *ancestors;
-	ListCell   *lc;
+	Oid			relid;			/* hash key */
+	LeafInfo   *info;
+} LeafEntry;
 
-	if (ttl_lookup_container(RelationGetRelid(rel), out))
-		return true;
-	if (!rel->rd_rel->relispartition)
-		return false;
-	ancestors = get_partition_ancestors(RelationGetRelid(rel));
-	foreach(lc, ancestors)
+static HTAB *leaf_cache = NULL;
+static LeafInfo *retired = NULL;
+
+static void
+retire_entry(LeafEntry *entry)
+{
+	entry->info->next = retired;
+	retired = entry->info;
+	hash_search(leaf_cache, &entry->relid, HASH_REMOVE, NULL);
+}
+
+static void
+leaf_cache_invalidate(Datum arg, Oid relid)
+{
+	LeafEntry  *entry;
+
+	if (leaf_cache == NULL)
+		return;
+	if (relid != InvalidOid)
 	{
-		if (ttl_lookup_container(lfirst_oid(lc), out))
-			return true;
+		entry = hash_search(leaf_cache, &relid, HASH_FIND, NULL);
+		if (entry != NULL)
+			retire_entry(entry);
 	}
-	return false;
+	else
+	{
+		HASH_SEQ_STATUS status;
+
+		hash_seq_init(&status, leaf_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			retire_entry(entry);
+	}
+}
+
+/* At the end of a transaction no statement uses a retired entry any more. */
+static void
+free_retired(void)
+{
+	while (retired != NULL)
+	{
+		LeafInfo   *info = retired;
+
+		retired = info->next;
+		MemoryContextDelete(info->mcxt);
+	}
 }
 
 /* The unique btree indexes of rel, with what the probe needs. */
 static void
-load_indexes(TtlReplaceState *state, Relation rel)
+load_indexes(LeafInfo *leaf, Relation rel)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
 
-	state->indexes = palloc0(sizeof(ReplaceIndex) * Max(list_length(indexes), 1));
+	leaf->indexes = palloc0(sizeof(ReplaceIndex) * Max(list_length(indexes), 1));
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
 		Form_pg_index form = index->rd_index;
-		ReplaceIndex *u = &state->indexes[state->nindexes];
+		ReplaceIndex *u = &leaf->indexes[leaf->nindexes];
 
 		if (form->indisunique && form->indisvalid && form->indisready &&
 			!form->indisexclusion && index->rd_rel->relam == BTREE_AM_OID)
@@ -300,74 +367,133 @@ load_indexes(TtlReplaceState *state, Relation rel)
 			u->info = BuildIndexInfo(index);
 			BuildSpeculativeIndexInfo(index, u->info);
 			if (u->info->ii_Predicate != NIL)
-				u->predicate = ExecPrepareQual(u->info->ii_Predicate, state->estate);
-			state->nindexes++;
+				u->predicate = ExecPrepareQual(u->info->ii_Predicate, leaf->estate);
+			leaf->nindexes++;
 		}
 		index_close(index, NoLock);
 	}
 	list_free(indexes);
 }
 
+static LeafInfo *
+build_leaf(Relation rel)
+{
+	MemoryContext mcxt = AllocSetContextCreate(CacheMemoryContext, "ttl rule 10 leaf",
+											   ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	LeafInfo   *leaf = palloc0(sizeof(LeafInfo));
+	List	   *ancestors = rel->rd_rel->relispartition ?
+		get_partition_ancestors(RelationGetRelid(rel)) : NIL;
+	ListCell   *lc;
+
+	leaf->mcxt = mcxt;
+	leaf->ancestors = palloc(sizeof(Oid) * (list_length(ancestors) + 1));
+	leaf->ancestors[leaf->nancestors++] = RelationGetRelid(rel);
+	foreach(lc, ancestors)
+		leaf->ancestors[leaf->nancestors++] = lfirst_oid(lc);
+	leaf->estate = CreateExecutorState();
+	leaf->desc = CreateTupleDescCopy(RelationGetDescr(rel));
+	leaf->table_ops = table_slot_callbacks(rel);
+	load_indexes(leaf, rel);
+	MemoryContextSwitchTo(old);
+	return leaf;
+}
+
+/* The leaf's cached entry, built if missing. */
+static LeafInfo *
+leaf_info(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	LeafEntry  *entry;
+	bool		found;
+	LeafInfo   *leaf;
+
+	if (leaf_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(LeafEntry);
+		leaf_cache = hash_create("ttl rule 10 leaves", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+		CacheRegisterRelcacheCallback(leaf_cache_invalidate, (Datum) 0);
+	}
+	entry = hash_search(leaf_cache, &relid, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry->info;
+	/* built first: building may take invalidations, which edit the hash */
+	leaf = build_leaf(rel);
+	entry = hash_search(leaf_cache, &relid, HASH_ENTER, &found);
+	if (found)
+	{
+		entry->info->next = retired;	/* cannot happen; keep it safe */
+		retired = entry->info;
+	}
+	entry->info = leaf;
+	return leaf;
+}
+
+/* ---- the statement's state ---- */
+
+/* The container of the leaf: the first of its ancestors the registry knows. */
+static bool
+find_container(LeafInfo *leaf, TtlContainer *out)
+{
+	int			i;
+
+	for (i = 0; i < leaf->nancestors; i++)
+	{
+		if (ttl_lookup_container(leaf->ancestors[i], out))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Build the statement's state in mcxt: which container and policy, whether
- * anything can be replaced at all, and the indexes.
+ * anything can be replaced at all, the leaf's cached entry and the slots.
  */
 static TtlReplaceState *
 build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 {
 	Relation	rel = trigdata->tg_relation;
 	Trigger    *trigger = trigdata->tg_trigger;
-	MemoryContext old = MemoryContextSwitchTo(mcxt);
-	TtlReplaceState *state = palloc0(sizeof(TtlReplaceState));
+	TtlReplaceState *state = MemoryContextAllocZero(mcxt, sizeof(TtlReplaceState));
+	LeafInfo   *leaf;
+	MemoryContext old;
 
 	state->doc_attnum = doc_attnum;
 	if (!ttl_rule10_installed())
-	{
-		MemoryContextSwitchTo(old);
 		return state;
-	}
+	leaf = leaf_info(rel);
 	if (trigger->tgnargs >= 3)
 	{
 		/* a Citus shard: the policy is the trigger's (citus.c) */
-		memset(&state->policy, 0, sizeof(TtlContainer));
 		state->citus = true;
 		state->policy.relid = RelationGetRelid(rel);
 		namestrcpy(&state->policy.doc_column, trigger->tgargs[0]);
 		state->policy.default_is_null = trigger->tgargs[1][0] == '\0';
 		state->policy.default_ttl = state->policy.default_is_null ? 0 :
 			pg_strtoint32(trigger->tgargs[1]);
+		state->policy.replace_expired = true;	/* no setting there (citus.c) */
 		if (trigger->tgnargs == 4)
 			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
 					sizeof(state->policy.deadline_property));
 	}
-	else if (!find_container(rel, &state->policy))
-	{
-		MemoryContextSwitchTo(old);
+	else if (!find_container(leaf, &state->policy))
 		return state;
-	}
 	state->container = state->policy.relid;
-	if (state->policy.default_is_null)
-	{
-		MemoryContextSwitchTo(old);
-		return state;			/* TTL off: nothing is expired */
-	}
+	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
+	if (state->policy.default_is_null || !state->policy.replace_expired ||
+		leaf->nindexes == 0)
+		return state;
+	state->leaf = leaf;
 	state->now_seconds = ttl_current_unix_seconds();
-	state->estate = CreateExecutorState();
-	load_indexes(state, rel);
-	if (state->nindexes > 0)
-	{
-		/*
-		 * a copy of the row type: a slot pins a relation's own descriptor
-		 * until it is dropped, and these live as long as the statement's
-		 * memory, with nothing to drop them
-		 */
-		TupleDesc	desc = CreateTupleDescCopy(RelationGetDescr(rel));
-
-		state->new_slot = MakeSingleTupleTableSlot(desc, &TTSOpsHeapTuple);
-		state->holder_slot = MakeSingleTupleTableSlot(desc, table_slot_callbacks(rel));
-		state->active = true;
-	}
+	/* the slots are the statement's: nothing kept holds a buffer pin */
+	old = MemoryContextSwitchTo(mcxt);
+	state->new_slot = MakeSingleTupleTableSlot(leaf->desc, &TTSOpsHeapTuple);
+	state->holder_slot = MakeSingleTupleTableSlot(leaf->desc, leaf->table_ops);
 	MemoryContextSwitchTo(old);
+	state->active = true;
 	return state;
 }
 
@@ -645,12 +771,12 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		self = &trigdata->tg_trigtuple->t_self;
-	econtext = GetPerTupleExprContext(state->estate);
+	econtext = GetPerTupleExprContext(state->leaf->estate);
 	ExecStoreHeapTuple(newtuple, state->new_slot, false);
 	econtext->ecxt_scantuple = state->new_slot;
-	for (i = 0; i < state->nindexes && state->active; i++)
+	for (i = 0; i < state->leaf->nindexes && state->active; i++)
 	{
-		ReplaceIndex *u = &state->indexes[i];
+		ReplaceIndex *u = &state->leaf->indexes[i];
 		Relation	index;
 		Datum		values[INDEX_MAX_KEYS];
 		bool		isnull[INDEX_MAX_KEYS];
@@ -658,7 +784,7 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		if (u->predicate != NULL && !ExecQual(u->predicate, econtext))
 			continue;			/* not in this partial index */
 		index = index_open(u->indexoid, NoLock);
-		FormIndexDatum(u->info, state->new_slot, state->estate, values, isnull);
+		FormIndexDatum(u->info, state->new_slot, state->leaf->estate, values, isnull);
 		probe_index(state, rel, index, u, values, isnull, self);
 		index_close(index, NoLock);
 	}
