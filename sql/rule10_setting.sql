@@ -90,8 +90,30 @@ ROLLBACK;
 INSERT INTO r10c VALUES (14, '{"code": "q"}');
 SELECT id, doc - '_ts' AS doc FROM r10c ORDER BY id;
 
+-- a statement of many rows whose leaf holds due items: once it has written
+-- enough rows it lists the due items' keys (the due filter) and probes only
+-- keys among them; an index whose equal keys may differ in image (numeric)
+-- is probed for every row
+CREATE TABLE r10f (id text PRIMARY KEY, doc jsonb NOT NULL);
+CREATE UNIQUE INDEX r10f_n ON r10f (((doc ->> 'n')::numeric));
+SELECT ttl.enable('r10f', 60);
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+INSERT INTO r10f SELECT 'x' || g, jsonb_build_object('n', g) FROM generate_series(1, 100) g;
+SET ttl.now_override = '2030-01-01 00:05:00+00';
+-- rows 1500 and 1800 of 2000 meet expired items: one by its id, one by its
+-- number written differently (50.0 = 50)
+INSERT INTO r10f
+SELECT CASE g WHEN 1500 THEN 'x7' ELSE 'y' || g END,
+       CASE g WHEN 1800 THEN '{"n": 50.0}'::jsonb ELSE jsonb_build_object('n', 1000 + g) END
+  FROM generate_series(1, 2000) g;
+SELECT count(*), count(*) FILTER (WHERE id LIKE 'x%') AS old FROM r10f;
+SELECT id, doc - '_ts' AS doc FROM r10f WHERE id IN ('x7', 'x50', 'y1500', 'y1800') ORDER BY id;
+-- and a key held by a live item still conflicts
+INSERT INTO r10f SELECT CASE g WHEN 900 THEN 'y3' ELSE 'z' || g END, jsonb_build_object('n', 5000 + g)
+  FROM generate_series(1, 1000) g;
+
 RESET ttl.now_override;
-DROP TABLE r10s, r10s_plain, r10sp, r10c CASCADE;
+DROP TABLE r10s, r10s_plain, r10sp, r10c, r10f CASCADE;
 REVOKE CREATE ON SCHEMA public FROM r10s_owner;
 DROP ROLE r10s_owner;
 DROP ROLE r10s_other;

@@ -21,20 +21,26 @@
  * not expired is left to the unique check (23505, ON CONFLICT), as before.
  * An UPDATE never looks at its own old row.
  *
- * Cost: a probe is one more descent of each unique index per row.  From
- * its second row on, a statement looks once whether its leaf holds any
- * due item at all (the purge index's key ranges and the deadline index);
- * when none, it probes no more.
+ * Cost: a probe is one more descent of each unique index per row (on a
+ * text key about what the insertion's own unique check costs: callgrind,
+ * bench/callgrind-rule10).  From its second row on, a statement looks once
+ * whether its leaf holds any due item at all (the purge index's key ranges
+ * and the deadline index); when none, it probes no more.  An append-only
+ * container cannot tell that cheaply and probes every row: where keys are
+ * never written twice, ttl.set_replace_expired(container, false) turns
+ * rule 10 off (the setting is the registry's, replace_expired).
  *
- * Per statement (the trigger's FmgrInfo lives as long as the statement's
- * result relation, one per leaf partition): the unique indexes with their
- * IndexInfo, an EState of our own for their expressions and predicates,
- * the container's policy as cached (registry.c) or carried by a Citus
- * shard's trigger.  Nothing is built for a container whose default is
- * NULL (nothing is expired there), nor in a database whose extension SQL
- * is older than 1.7 (the library serves it unchanged: rule 10 takes effect
- * with ALTER EXTENSION ttl UPDATE; the mark of 1.7 is the table
- * ttl.purge_stats_pending, registry.c's ttl_rule10_installed).
+ * Kept per leaf across statements (see "the leaf's cache"): the unique
+ * indexes with their IndexInfo, an EState of the cache's own for their
+ * expressions and predicates, the row type and the leaf's ancestors.  Per
+ * statement (the trigger's FmgrInfo lives as long as the statement's
+ * result relation, one per leaf partition): the container's policy as
+ * cached (registry.c) or carried by a Citus shard's trigger, and two
+ * slots.  Nothing is probed for a container whose default is NULL (nothing
+ * is expired there) or whose setting is off, nor in a database whose
+ * extension SQL is older than 1.7 (the library serves it unchanged: rule
+ * 10 takes effect with ALTER EXTENSION ttl UPDATE; the mark of 1.7 is the
+ * table ttl.purge_stats_pending, registry.c's ttl_rule10_installed).
  *
  * Locking: the probe reads the indexes the statement has opened
  * (RowExclusiveLock) without locking them again.  Before a replacement
@@ -50,11 +56,13 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "common/hashfn.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_am.h"
@@ -66,6 +74,7 @@
 #include "parser/parsetree.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -89,6 +98,7 @@ typedef struct ReplaceIndex
 	Oid			indexoid;
 	IndexInfo  *info;			/* with the equality operators of its keys */
 	ExprState  *predicate;		/* a partial index's, or NULL */
+	bool		equalimage;		/* equal keys have equal images (the filter) */
 } ReplaceIndex;
 
 /*
@@ -106,7 +116,22 @@ typedef struct LeafInfo
 	const TupleTableSlotOps *table_ops;
 	int			nindexes;
 	ReplaceIndex *indexes;
+	Oid			purge_index;	/* the btree on ttl.doc_purge_key, or none */
 } LeafInfo;
+
+/* When a statement tries the due filter (see "the due filter" below). */
+#define FILTER_FIRST_TRY	64
+#define FILTER_STEP			8
+#define FILTER_RATIO		8
+
+/* The hashes of the keys of the due items in one unique index (sorted). */
+typedef struct DueFilter
+{
+	bool		usable;			/* false: that index is probed */
+	int			n;
+	int			size;
+	uint32	   *hashes;
+} DueFilter;
 
 struct TtlReplaceState
 {
@@ -120,6 +145,9 @@ struct TtlReplaceState
 	TupleTableSlot *new_slot;	/* the row being written */
 	TupleTableSlot *holder_slot;	/* a row holding its key */
 	int64		rows;			/* rows seen by this statement */
+	int64		next_filter;	/* the row at which to try the due filter */
+	DueFilter  *filters;		/* one per index of the leaf, or NULL */
+	int32		filter_default; /* the default the filter was made with */
 };
 
 /* ---- ON CONFLICT of the statement running now (for the guard's error) ---- */
@@ -348,7 +376,7 @@ free_retired(void)
 
 /* The unique btree indexes of rel, with what the probe needs. */
 static void
-load_indexes(LeafInfo *leaf, Relation rel)
+load_indexes(LeafInfo *leaf, Relation rel, AttrNumber doc_attnum)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -368,15 +396,18 @@ load_indexes(LeafInfo *leaf, Relation rel)
 			BuildSpeculativeIndexInfo(index, u->info);
 			if (u->info->ii_Predicate != NIL)
 				u->predicate = ExecPrepareQual(u->info->ii_Predicate, leaf->estate);
+			u->equalimage = _bt_allequalimage(index, false);
 			leaf->nindexes++;
 		}
+		else if (ttl_purge_index_kind(index, doc_attnum) == TTL_INDEX_KEY)
+			leaf->purge_index = RelationGetRelid(index);
 		index_close(index, NoLock);
 	}
 	list_free(indexes);
 }
 
 static LeafInfo *
-build_leaf(Relation rel)
+build_leaf(Relation rel, AttrNumber doc_attnum)
 {
 	MemoryContext mcxt = AllocSetContextCreate(CacheMemoryContext, "ttl rule 10 leaf",
 											   ALLOCSET_SMALL_SIZES);
@@ -394,14 +425,14 @@ build_leaf(Relation rel)
 	leaf->estate = CreateExecutorState();
 	leaf->desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	leaf->table_ops = table_slot_callbacks(rel);
-	load_indexes(leaf, rel);
+	load_indexes(leaf, rel, doc_attnum);
 	MemoryContextSwitchTo(old);
 	return leaf;
 }
 
 /* The leaf's cached entry, built if missing. */
 static LeafInfo *
-leaf_info(Relation rel)
+leaf_info(Relation rel, AttrNumber doc_attnum)
 {
 	Oid			relid = RelationGetRelid(rel);
 	LeafEntry  *entry;
@@ -421,7 +452,7 @@ leaf_info(Relation rel)
 	if (entry != NULL)
 		return entry->info;
 	/* built first: building may take invalidations, which edit the hash */
-	leaf = build_leaf(rel);
+	leaf = build_leaf(rel, doc_attnum);
 	entry = hash_search(leaf_cache, &relid, HASH_ENTER, &found);
 	if (found)
 	{
@@ -464,7 +495,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	state->doc_attnum = doc_attnum;
 	if (!ttl_rule10_installed())
 		return state;
-	leaf = leaf_info(rel);
+	leaf = leaf_info(rel, doc_attnum);
 	if (trigger->tgnargs >= 3)
 	{
 		/* a Citus shard: the policy is the trigger's (citus.c) */
@@ -494,6 +525,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	state->holder_slot = MakeSingleTupleTableSlot(leaf->desc, leaf->table_ops);
 	MemoryContextSwitchTo(old);
 	state->active = true;
+	state->next_filter = FILTER_FIRST_TRY;
 	return state;
 }
 
@@ -580,6 +612,224 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
 	return due || !lifetimes_known || !deadlines_known;
 }
 
+/* ---- the due filter: the keys of the leaf's due items ---- */
+
+/*
+ * A statement of many rows whose leaf holds due items would probe every
+ * row.  When the due items are few against the rows it has written so far
+ * (at most FILTER_RATIO times as many, counted on the purge index alone, at
+ * row FILTER_FIRST_TRY, then each time FILTER_STEP times further), it
+ * lists them once instead (the purge index's two key ranges, read with a
+ * dirty snapshot as the probe reads) and keeps, per unique index, the
+ * hashes of their keys: a row whose key hashes to none of them cannot meet
+ * a due holder and is not probed; one that does is probed as before (a
+ * collision costs one probe, nothing more).  The hash is of the key's image
+ * (datum_image_hash), which equality agrees with only where the index's
+ * operator classes say so (_bt_allequalimage, as for deduplication: not
+ * numeric, float or a nondeterministic collation): such an index keeps
+ * being probed.  Not for a container with a deadline property (a row of
+ * the statement itself may be due at once, past its deadline) nor for one
+ * without a btree purge index (BRIN, none: the due items cannot be listed
+ * cheaply).  The list is as of the moment it is made, as the shortcut's
+ * look is: a due item another transaction commits later in the statement
+ * is not in it.  A statement that replaces an item under a policy changed
+ * meanwhile drops the list (replace_holder).
+ */
+/* The two key ranges of the due items in the purge index now. */
+static int
+due_ranges(TtlReplaceState *state, int64 *lo, int64 *hi)
+{
+	int			n = 0;
+
+	if (state->policy.default_ttl > 0)
+	{
+		lo[n] = ttl_purge_key_low(TTL_KEY_INHERITED);
+		hi[n++] = ttl_purge_key_encode(TTL_KEY_INHERITED,
+									   state->now_seconds - state->policy.default_ttl);
+	}
+	lo[n] = ttl_purge_key_low(TTL_KEY_OWN);
+	hi[n++] = ttl_purge_key_encode(TTL_KEY_OWN, state->now_seconds);
+	return n;
+}
+
+static IndexScanDesc
+begin_range(Relation rel, Relation index, Snapshot snap, int64 lo, int64 hi)
+{
+	ScanKeyData keys[2];
+	IndexScanDesc scan;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(lo));
+	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(hi));
+	scan = ttl_index_beginscan(rel, index, snap, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	return scan;
+}
+
+/* Entries of the due ranges, counted up to cap + 1 (no heap access). */
+static int64
+count_due(TtlReplaceState *state, Relation rel, Relation index, int64 cap)
+{
+	int64		lo[2], hi[2];
+	int			nranges = due_ranges(state, lo, hi);
+	int64		n = 0;
+	int			r;
+	SnapshotData dirty;
+
+	InitDirtySnapshot(dirty);
+	for (r = 0; r < nranges && n <= cap; r++)
+	{
+		IndexScanDesc scan = begin_range(rel, index, &dirty, lo[r], hi[r]);
+
+		while (n <= cap && index_getnext_tid(scan, ForwardScanDirection) != NULL)
+			n++;
+		index_endscan(scan);
+	}
+	return n;
+}
+
+static int
+cmp_hash(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The hash of a key (values, isnull) of index, from the images of its columns. */
+static uint32
+key_hash(Relation index, Datum *values, bool *isnull)
+{
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	uint32		h = 0;
+	int			i;
+
+	for (i = 0; i < nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), i);
+
+		h = hash_combine(h, isnull[i] ? 0x9e3779b9 :
+						 datum_image_hash(values[i], att->attbyval, att->attlen));
+	}
+	return h;
+}
+
+/* Add the keys of the holder slot's row to the filters. */
+static void
+filter_add_row(TtlReplaceState *state, Relation *indexes)
+{
+	LeafInfo   *leaf = state->leaf;
+	ExprContext *econtext = GetPerTupleExprContext(leaf->estate);
+	int			i;
+
+	econtext->ecxt_scantuple = state->holder_slot;
+	for (i = 0; i < leaf->nindexes; i++)
+	{
+		ReplaceIndex *u = &leaf->indexes[i];
+		DueFilter  *f = &state->filters[i];
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+
+		if (!f->usable || (u->predicate != NULL && !ExecQual(u->predicate, econtext)))
+			continue;
+		FormIndexDatum(u->info, state->holder_slot, leaf->estate, values, isnull);
+		if (f->n == f->size)
+		{
+			f->size *= 2;
+			f->hashes = repalloc(f->hashes, sizeof(uint32) * f->size);
+		}
+		f->hashes[f->n++] = key_hash(indexes[i], values, isnull);
+	}
+	ResetExprContext(econtext);
+}
+
+/*
+ * Try to make the filters (see above) at the statement's row state->rows;
+ * true when made.
+ */
+static bool
+make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt)
+{
+	LeafInfo   *leaf = state->leaf;
+	Relation	purge;
+	Relation   *indexes;
+	int64		due;
+	int64		lo[2], hi[2];
+	int			nranges;
+	int			r, i;
+	bool		any = false;
+	SnapshotData dirty;
+	MemoryContext old;
+
+	if (!OidIsValid(leaf->purge_index) || TTL_HAS_DEADLINE(&state->policy))
+		return false;
+	for (i = 0; i < leaf->nindexes; i++)
+		any |= leaf->indexes[i].equalimage;
+	if (!any)
+		return false;
+	purge = index_open(leaf->purge_index, AccessShareLock);
+	due = count_due(state, rel, purge, state->rows * FILTER_RATIO);
+	if (due > state->rows * FILTER_RATIO)
+	{
+		index_close(purge, AccessShareLock);
+		return false;
+	}
+	old = MemoryContextSwitchTo(mcxt);
+	state->filters = palloc0(sizeof(DueFilter) * leaf->nindexes);
+	indexes = palloc(sizeof(Relation) * leaf->nindexes);
+	for (i = 0; i < leaf->nindexes; i++)
+	{
+		DueFilter  *f = &state->filters[i];
+
+		f->usable = leaf->indexes[i].equalimage;
+		f->size = Max(due, 16);
+		f->hashes = palloc(sizeof(uint32) * f->size);
+		indexes[i] = index_open(leaf->indexes[i].indexoid, NoLock);
+	}
+	MemoryContextSwitchTo(old);
+	InitDirtySnapshot(dirty);
+	nranges = due_ranges(state, lo, hi);
+	for (r = 0; r < nranges; r++)
+	{
+		IndexScanDesc scan = begin_range(rel, purge, &dirty, lo[r], hi[r]);
+
+		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
+		{
+			old = MemoryContextSwitchTo(mcxt);
+			filter_add_row(state, indexes);
+			MemoryContextSwitchTo(old);
+		}
+		ExecClearTuple(state->holder_slot);
+		index_endscan(scan);
+	}
+	for (i = 0; i < leaf->nindexes; i++)
+	{
+		DueFilter  *f = &state->filters[i];
+
+		index_close(indexes[i], NoLock);
+		if (f->usable)
+			qsort(f->hashes, f->n, sizeof(uint32), cmp_hash);
+	}
+	pfree(indexes);
+	index_close(purge, AccessShareLock);
+	state->filter_default = state->policy.default_ttl;
+	return true;
+}
+
+/* Whether the key may be held by a due item (true: probe it). */
+static bool
+filter_may_hold(TtlReplaceState *state, int i, Relation index, Datum *values, bool *isnull)
+{
+	DueFilter  *f;
+	uint32		h;
+
+	if (state->filters == NULL || !state->filters[i].usable)
+		return true;
+	f = &state->filters[i];
+	h = key_hash(index, values, isnull);
+	return bsearch(&h, f->hashes, f->n, sizeof(uint32), cmp_hash) != NULL;
+}
+
 /* ---- one row ---- */
 
 /* Whether the row in the holder slot is expired under the policy now. */
@@ -642,8 +892,13 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 			state->active = false;	/* disabled meanwhile */
 			return false;
 		}
+		/* a list of due items made by another default is no longer one */
+		if (state->filters != NULL &&
+			(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
+			 TTL_HAS_DEADLINE(&fresh)))
+			state->filters = NULL;
 		state->policy = fresh;	/* the probes of this statement go on with it */
-		if (fresh.default_is_null)
+		if (fresh.default_is_null || !fresh.replace_expired)
 		{
 			state->active = false;
 			return false;
@@ -769,6 +1024,11 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		state->active = false;
 		return;
 	}
+	if (state->rows == state->next_filter && state->filters == NULL)
+	{
+		if (!make_filters(state, rel, mcxt))
+			state->next_filter *= FILTER_STEP;
+	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		self = &trigdata->tg_trigtuple->t_self;
 	econtext = GetPerTupleExprContext(state->leaf->estate);
@@ -785,7 +1045,8 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 			continue;			/* not in this partial index */
 		index = index_open(u->indexoid, NoLock);
 		FormIndexDatum(u->info, state->new_slot, state->leaf->estate, values, isnull);
-		probe_index(state, rel, index, u, values, isnull, self);
+		if (filter_may_hold(state, i, index, values, isnull))
+			probe_index(state, rel, index, u, values, isnull, self);
 		index_close(index, NoLock);
 	}
 	ExecClearTuple(state->new_slot);
