@@ -123,6 +123,7 @@ typedef struct LeafInfo
 #define FILTER_FIRST_TRY	64
 #define FILTER_STEP			8
 #define FILTER_RATIO		8
+#define FILTER_PLANNED_RATIO 2
 
 /* The hashes of the keys of the due items in one unique index (sorted). */
 typedef struct DueFilter
@@ -168,6 +169,8 @@ typedef struct RunningWrite
 	bool		on_conflict;
 	Oid			target;			/* the ON CONFLICT statement's table */
 	List	   *arbiters;		/* its arbiter indexes; NIL: all */
+	Oid			written;		/* the table it writes (ModifyTable's) */
+	double		est_rows;		/* the rows it is planned to write */
 } RunningWrite;
 
 static RunningWrite *running = NULL;
@@ -207,6 +210,11 @@ replace_executor_start(QueryDesc *queryDesc, int eflags)
 
 		w->query = queryDesc;
 		w->nest_level = GetCurrentTransactionNestLevel();
+		if (plan != NULL && IsA(plan, ModifyTable) && plan->lefttree != NULL)
+		{
+			w->written = rt_fetch(((ModifyTable *) plan)->nominalRelation, stmt->rtable)->relid;
+			w->est_rows = plan->lefttree->plan_rows;
+		}
 		if (plan != NULL && IsA(plan, ModifyTable) &&
 			((ModifyTable *) plan)->onConflictAction != ONCONFLICT_NONE)
 		{
@@ -301,6 +309,26 @@ on_conflict_covers(Oid container, Oid leaf, Oid index)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The rows the running statement is planned to write into leaf (one of
+ * ancestors, nearest first, is its target), or 0 when unknown (COPY, whose
+ * rows nobody estimates, or a statement writing another table).
+ */
+static double
+statement_rows(const Oid *ancestors, int nancestors)
+{
+	int			i;
+
+	if (running == NULL || running->est_rows <= 0)
+		return 0;
+	for (i = 0; i < nancestors; i++)
+	{
+		if (ancestors[i] == running->written)
+			return running->est_rows;
+	}
+	return 0;
 }
 
 /* ---- the leaf's cache ---- */
@@ -616,9 +644,11 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
 
 /*
  * A statement of many rows whose leaf holds due items would probe every
- * row.  When the due items are few against the rows it has written so far
- * (at most FILTER_RATIO times as many, counted on the purge index alone, at
- * row FILTER_FIRST_TRY, then each time FILTER_STEP times further), it
+ * row.  When the due items are few against its rows (at most
+ * FILTER_PLANNED_RATIO times the rows its plan expects, looked at on its
+ * second row; or, for COPY and when that failed, FILTER_RATIO times the
+ * rows it has written so far, at row FILTER_FIRST_TRY, then each time
+ * FILTER_STEP times further; counted on the purge index alone), it
  * lists them once instead (the purge index's two key ranges, read with a
  * dirty snapshot as the probe reads) and keeps, per unique index, the
  * hashes of their keys: a row whose key hashes to none of them cannot meet
@@ -748,7 +778,7 @@ filter_add_row(TtlReplaceState *state, Relation *indexes)
  * true when made.
  */
 static bool
-make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt)
+make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap)
 {
 	LeafInfo   *leaf = state->leaf;
 	Relation	purge;
@@ -768,8 +798,8 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt)
 	if (!any)
 		return false;
 	purge = index_open(leaf->purge_index, AccessShareLock);
-	due = count_due(state, rel, purge, state->rows * FILTER_RATIO);
-	if (due > state->rows * FILTER_RATIO)
+	due = count_due(state, rel, purge, cap);
+	if (due > cap)
 	{
 		index_close(purge, AccessShareLock);
 		return false;
@@ -1024,9 +1054,17 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		state->active = false;
 		return;
 	}
-	if (state->rows == state->next_filter && state->filters == NULL)
+	if (state->rows == 2)
 	{
-		if (!make_filters(state, rel, mcxt))
+		/* a statement planned to write many rows tries the filter at once */
+		double		planned = statement_rows(state->leaf->ancestors, state->leaf->nancestors);
+
+		if (planned >= FILTER_FIRST_TRY)
+			(void) make_filters(state, rel, mcxt, (int64) Min(planned, 1e8) * FILTER_PLANNED_RATIO);
+	}
+	else if (state->rows == state->next_filter && state->filters == NULL)
+	{
+		if (!make_filters(state, rel, mcxt, state->rows * FILTER_RATIO))
 			state->next_filter *= FILTER_STEP;
 	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
