@@ -71,6 +71,23 @@ SELECT id FROM sessions_live ORDER BY id;
 SELECT id, (ttl.state('sessions', doc)).* FROM sessions ORDER BY id;
 
 \echo
+\echo '=== 8b. An expired item is gone for writes too (rule 10, 1.7): its id can be'
+\echo '===     created again at once. The expired alice is deleted (as a purge delete,'
+\echo '===     counted in ttl.stats) and the new alice takes her place.'
+INSERT INTO sessions VALUES ('alice', '{"user": "alice", "login": 2}') RETURNING id, doc;
+SELECT id FROM sessions_live ORDER BY id;
+\echo '---    an idempotency key that expired accepts its next use; a live one does not'
+CREATE TABLE requests (key text PRIMARY KEY, doc jsonb);
+SELECT ttl.enable('requests', 86400);
+INSERT INTO requests VALUES ('req-1', '{"status": "done"}'), ('req-2', '{"status": "done"}');
+SET ttl.now_override = '2030-02-01 09:00:00+00';
+INSERT INTO requests VALUES ('req-2', '{"status": "done"}');
+INSERT INTO requests VALUES ('req-1', '{"status": "retried"}') ON CONFLICT DO NOTHING;
+INSERT INTO requests VALUES ('req-1', '{"status": "again"}') ON CONFLICT DO NOTHING;
+SELECT key, doc FROM requests ORDER BY key;
+SET ttl.now_override = '2030-01-31 09:00:00+00';
+
+\echo
 \echo '=== 9. Physical purge by hand, on the fixed clock. Pausing the container keeps'
 \echo '===    the background worker away; a named container is purged even when paused.'
 SELECT ttl.pause('sessions');

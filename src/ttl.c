@@ -14,13 +14,18 @@
  *                       the preload) -> citus: a COPY's shard errors
  *                       -> live: count the ViewStmts running -> previous
  *   ExecutorStart       previous -> purge: a purge's triggers not deferred
+ *                       -> stamp: rule 10 notes the INSERT/UPDATE running
+ *   ExecutorEnd         stamp: rule 10 forgets it -> previous
  *   ExecutorRun         citus: an INSERT ... SELECT's shard errors
  *                       -> previous
  *   needs_fmgr / fmgr   previous -> citus: around Citus's table makers
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points -> guard: events
- *   callbacks           registry: relcache (cached policies); scheduler:
- *                       xact (CREATE EXTENSION ttl tells the launcher)
+ *   callbacks           relcache: registry (cached policies), stamp (rule
+ *                       10's cached leaves); syscache RELNAMENSP: registry
+ *                       (the SQL version); xact: stamp (rule 10's
+ *                       statements), scheduler (CREATE EXTENSION ttl tells
+ *                       the launcher, with the preload); subxact: stamp
  *
  * Locking: none.
  */
@@ -34,6 +39,7 @@
 #include "storage/ipc.h"
 #include "tcop/utility.h"
 #include "utils/inval.h"
+#include "utils/syscache.h"
 
 #include "base/hooks.h"
 #include "base/settings.h"
@@ -45,6 +51,7 @@
 #include "purge/purge.h"
 #include "registry/registry.h"
 #include "scheduler/scheduler.h"
+#include "stamp/replace.h"
 
 PG_MODULE_MAGIC;
 
@@ -55,6 +62,7 @@ static post_parse_analyze_hook_type prev_post_parse_analyze = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
 static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorRun_hook_type prev_executor_run = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
 static needs_fmgr_hook_type prev_needs_fmgr = NULL;
 static fmgr_hook_type prev_fmgr = NULL;
 static shmem_request_hook_type prev_shmem_request = NULL;
@@ -125,6 +133,17 @@ ttl_executor_start(QueryDesc *queryDesc, int eflags)
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 	ttl_purge_executor_started(queryDesc);
+	ttl_replace_executor_started(queryDesc, eflags);
+}
+
+static void
+ttl_executor_end(QueryDesc *queryDesc)
+{
+	ttl_replace_executor_ending(queryDesc);
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
 }
 
 static void
@@ -188,6 +207,10 @@ _PG_init(void)
 	ttl_define_settings();
 
 	CacheRegisterRelcacheCallback(ttl_registry_invalidate, (Datum) 0);
+	CacheRegisterRelcacheCallback(ttl_replace_invalidate, (Datum) 0);
+	CacheRegisterSyscacheCallback(RELNAMENSP, ttl_registry_forget_version, (Datum) 0);
+	RegisterXactCallback(ttl_replace_xact_callback, NULL);
+	RegisterSubXactCallback(ttl_replace_subxact_callback, NULL);
 
 	prev_planner = planner_hook;
 	planner_hook = ttl_planner;
@@ -199,6 +222,8 @@ _PG_init(void)
 	ExecutorStart_hook = ttl_executor_start;
 	prev_executor_run = ExecutorRun_hook;
 	ExecutorRun_hook = ttl_executor_run;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = ttl_executor_end;
 	prev_needs_fmgr = needs_fmgr_hook;
 	needs_fmgr_hook = ttl_needs_fmgr;
 	prev_fmgr = fmgr_hook;

@@ -212,6 +212,9 @@ ttl_unregister(PG_FUNCTION_ARGS)
 						 1, argtypes, values, NULL, NULL);
 	ttl_registry_execute("DELETE FROM ttl.purge_stats WHERE relid OPERATOR(pg_catalog.=) $1",
 						 1, argtypes, values, NULL, NULL);
+	if (ttl_rule10_installed())
+		ttl_registry_execute("DELETE FROM ttl.purge_stats_pending WHERE relid OPERATOR(pg_catalog.=) $1",
+							 1, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }
@@ -322,6 +325,42 @@ ttl_set_append_only(PG_FUNCTION_ARGS)
 						 "UPDATE ttl.registry SET append_only = $2"
 						 " WHERE relid OPERATOR(pg_catalog.=) $1",
 						 PG_NARGS() > 2 ? 3 : 2, argtypes, values, NULL, NULL);
+	CacheInvalidateRelcacheByRelid(relid);
+	PG_RETURN_VOID();
+}
+
+/*
+ * ttl.set_replace_expired(container, on) (1.7): whether a write replaces an
+ * expired item that holds its unique key (rule 10, replace.c), under the
+ * container's purge and replace locks (ttl_lock_container: never while a
+ * writer replaces by the old setting).  Owner only; not on a Citus
+ * distributed container (citus.c).
+ */
+PG_FUNCTION_INFO_V1(ttl_set_replace_expired);
+Datum
+ttl_set_replace_expired(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			argtypes[2] = {OIDOID, BOOLOID};
+	Datum		values[2];
+	bool		on;
+
+	relid = container_arg(fcinfo);
+	(void) require_container(relid);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("replace_expired of container %s must not be null",
+						ttl_relation_display_name(relid)),
+				 errhint("Pass true for rule 10 (the default), false to leave expired items conflicting until purged.")));
+	on = PG_GETARG_BOOL(1);
+	ttl_citus_refuse_replace_off(relid, on);
+	ttl_lock_container(relid);
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = BoolGetDatum(on);
+	ttl_registry_execute("UPDATE ttl.registry SET replace_expired = $2"
+						 " WHERE relid OPERATOR(pg_catalog.=) $1",
+						 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }

@@ -137,7 +137,10 @@ ttl_citus_check_kind(Oid relid)
 				 errdetail("Each placement would stamp and purge on its own and the copies would drift."),
 				 errhint("Use a hash-distributed table: create_distributed_table().")));
 	if (kind == TTL_CITUS_HASH && ttl_lookup_container(relid, &c))
+	{
 		ttl_citus_refuse_index_free(relid, c.index_free);
+		ttl_citus_refuse_replace_off(relid, c.replace_expired);
+	}
 }
 
 /*
@@ -156,6 +159,24 @@ ttl_citus_refuse_index_free(Oid relid, bool index_free)
 						get_rel_name(relid)),
 				 errdetail("The nodes purge their shards through a purge index."),
 				 errhint("Use ttl.set_append_only(container, true, 'brin') for an append-only distributed container.")));
+}
+
+/*
+ * A distributed container keeps rule 10 on (ttl.set_replace_expired and
+ * create_distributed_table on a container check): its shards' stamp
+ * triggers carry the policy (ttl_citus_sync_policy), which has no place for
+ * the setting, so every shard replaces expired items.
+ */
+void
+ttl_citus_refuse_replace_off(Oid relid, bool replace_expired)
+{
+	if (!replace_expired && ttl_citus_kind(relid) == TTL_CITUS_HASH)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container \"%s\" is a Citus distributed table and cannot turn rule 10 off",
+						get_rel_name(relid)),
+				 errdetail("Its shards replace expired items by the policy their stamp triggers carry, which has no place for the setting."),
+				 errhint("Keep ttl.set_replace_expired(container, true) on a distributed container.")));
 }
 
 /* The ttl._purge_placements() call for container, bounded by max_rows (< 0: none). */

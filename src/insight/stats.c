@@ -3,7 +3,8 @@
  *		The purge backlog of a container: ttl.backlog(regclass) and
  *		ttl._backlog(regclass), the latter read by the view ttl.stats; and
  *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
- *		(as the extension's owner, ttl_registry_execute).
+ *		(as the extension's owner, ttl_registry_execute), and with it the
+ *		replacement deletes of rule 10 pending in ttl.purge_stats_pending.
  *
  * Reading statistics must never run anything on a user table as the
  * reader: planning a query on a table constant-folds the IMMUTABLE
@@ -413,6 +414,31 @@ ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
 	return b.known;
 }
 
+/*
+ * Rule 10's replacement deletes counted in ttl.purge_stats_pending (1.7,
+ * purge_replace.c) move into ttl.purge_stats, with the purge's own record.
+ */
+static void
+fold_pending(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(relid)};
+	static SPIPlanPtr plan = NULL;
+
+	if (!ttl_rule10_installed())
+		return;
+	ttl_registry_execute(
+		"WITH p AS (DELETE FROM ttl.purge_stats_pending q"
+		"  WHERE q.relid OPERATOR(pg_catalog.=) $1 RETURNING q.rows_purged, q.purged_at)"
+		" INSERT INTO ttl.purge_stats AS s (relid, rows_purged, last_purge_at)"
+		" SELECT $1, pg_catalog.sum(p.rows_purged)::pg_catalog.int8, pg_catalog.max(p.purged_at)"
+		"  FROM p HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 0"
+		" ON CONFLICT (relid) DO UPDATE SET"
+		"  rows_purged = s.rows_purged OPERATOR(pg_catalog.+) excluded.rows_purged,"
+		"  last_purge_at = GREATEST(s.last_purge_at, excluded.last_purge_at)",
+		1, argtypes, values, NULL, &plan);
+}
+
 /* Add a purge's outcome to ttl.purge_stats (as the extension's owner). */
 void
 ttl_record_purge(Oid relid, int64 deleted, const char *error)
@@ -442,4 +468,5 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 		"  last_error = $3,"
 		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
 		4, argtypes, values, nulls, &plan);
+	fold_pending(relid);
 }

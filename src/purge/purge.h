@@ -9,6 +9,7 @@
 #define TTL_PURGE_H
 
 #include "executor/execdesc.h"
+#include "storage/itemptr.h"
 
 /*
  * A purge round over every due container, one batch per container in turn
@@ -61,5 +62,11 @@ extern int64 ttl_purge_round(TtlRoundOps *ops);
 extern void ttl_cost_sleep(void);
 extern void ttl_purge_commit_async(void);
 extern void ttl_purge_executor_started(QueryDesc *queryDesc);
+extern void ttl_with_immediate_triggers(void (*step) (void *arg), void *arg);
+
+/* purge_replace.c: rule 10's purge delete of one item a write replaces */
+struct TtlContainer;
+extern bool ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
+									const struct TtlContainer *policy, int64 now_seconds);
 
 #endif							/* TTL_PURGE_H */

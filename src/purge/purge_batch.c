@@ -334,6 +334,26 @@ ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit)
 }
 
 /*
+ * step(arg) with the deferred triggers of the statements it runs made
+ * immediate, as in a purge batch: rule 10's delete of one expired item
+ * (purge_replace.c).
+ */
+void
+ttl_with_immediate_triggers(void (*step) (void *arg), void *arg)
+{
+	purge_nesting++;
+	PG_TRY();
+	{
+		step(arg);
+	}
+	PG_FINALLY();
+	{
+		purge_nesting--;
+	}
+	PG_END_TRY();
+}
+
+/*
  * Purge one container in the caller's transaction, as its owner, until
  * nothing is due or max_rows (< 0: no limit) are gone.
  */

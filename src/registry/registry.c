@@ -10,7 +10,9 @@
  * is stale.  A policy change holds the container's purge lock (see
  * container_lock_tag: a lock tag of the extension's own, which no SQL
  * function can take), so it never interleaves with a purge batch that
- * computed its cutoff from the old default.  Purge reads the registry in C
+ * computed its cutoff from the old default; it also holds the container's
+ * replace lock, which writers replacing an expired item (rule 10) hold in
+ * a mode that conflicts only with it (ttl_lock_container_for_replace).  Purge reads the registry in C
  * (ttl_read_container, ttl_list_containers): no SQL runs to find or read a
  * container, so nothing a user plants in a schema can run there.
  */
@@ -84,6 +86,38 @@ ttl_registry_invalidate(Datum arg, Oid relid)
 		hash_search(container_cache, &relid, HASH_REMOVE, NULL);
 }
 
+/*
+ * Whether the database's extension SQL is 1.7 or later: rule 10 (replace.c)
+ * and its counting (stats.c) take effect with ALTER EXTENSION ttl UPDATE,
+ * and the library serves a database at an older version unchanged.  The
+ * mark is the table 1.7 creates, ttl.purge_stats_pending; the answer is
+ * cached until pg_class changes (an update, a drop of the extension).
+ */
+
+static int	installed = -1;		/* -1 unknown, else 0 / 1 */
+
+/* A syscache callback on RELNAMENSP (ttl.c registers it). */
+void
+ttl_registry_forget_version(Datum arg, int cacheid, uint32 hashvalue)
+{
+	installed = -1;
+}
+
+/* Whether the database's extension SQL is 1.7 or later (its table exists). */
+bool
+ttl_rule10_installed(void)
+{
+	Oid			nsp;
+
+	if (installed < 0)
+	{
+		nsp = get_namespace_oid("ttl", true);
+		installed = OidIsValid(nsp) &&
+			OidIsValid(get_relname_relid("purge_stats_pending", nsp));
+	}
+	return installed == 1;
+}
+
 static bool
 find_registry(void)
 {
@@ -116,6 +150,8 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->append_only = false;
 	out->index_free = false;
 	out->deadline_property[0] = '\0';
+	out->held = false;
+	out->replace_expired = true;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -126,6 +162,12 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.6 */
 		if (!att->attisdropped && strcmp(NameStr(att->attname), "index_free") == 0)
 			out->index_free = !nulls[i] && DatumGetBool(values[i]);
+		/* 1.5: the restore guard's hold (rule 10 replaces nothing then) */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "held_since") == 0)
+			out->held = !nulls[i];
+		/* 1.7: ttl.set_replace_expired */
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "replace_expired") == 0)
+			out->replace_expired = nulls[i] || DatumGetBool(values[i]);
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)
@@ -338,7 +380,22 @@ container_lock_tag(LOCKTAG *tag, Oid relid)
 	SET_LOCKTAG_OBJECT(*tag, MyDatabaseId, registry_relid, relid, 0);
 }
 
-/* Wait for, and hold until commit, the container's purge/policy lock. */
+/*
+ * The replace lock of a container (rule 10, replace.c): the same object
+ * with objsubid 1.  A writer that replaces an expired item holds it in
+ * RowExclusiveLock (writers never block each other) and a policy change in
+ * ExclusiveLock, so the two are ordered: a writer judges an item expired
+ * under the policy committed when it holds the lock.  Purge never takes it:
+ * replacing writers cannot starve the background purge, and a purge batch
+ * (which holds the purge lock until its commit) never blocks a writer.
+ */
+#define CONTAINER_REPLACE_SUBID 1
+
+/*
+ * Wait for, and hold until commit, the container's purge/policy lock and
+ * its replace lock (a policy change: never in the middle of a purge batch
+ * nor of a writer replacing an item by the old policy).
+ */
 void
 ttl_lock_container(Oid relid)
 {
@@ -346,6 +403,25 @@ ttl_lock_container(Oid relid)
 
 	container_lock_tag(&tag, relid);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Wait for, and hold until commit, the container's replace lock as a
+ * writer replacing an expired item (rule 10): waits only for a policy
+ * change in progress.  Taking it processes pending invalidations, so the
+ * policy read after it is the one committed now.
+ */
+void
+ttl_lock_container_for_replace(Oid relid)
+{
+	LOCKTAG		tag;
+
+	container_lock_tag(&tag, relid);
+	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
+	if (LockAcquire(&tag, RowExclusiveLock, false, false) != LOCKACQUIRE_ALREADY_CLEAR)
+		AcceptInvalidationMessages();
 }
 
 /* Take the container's lock until commit if nobody holds it. */

@@ -25,11 +25,16 @@ typedef struct TtlContainer
 	NameData	doc_column;
 	/* 1.5, rule 9: the deadline property, "" for none (deadline.c) */
 	char		deadline_property[TTL_DEADLINE_PROPERTY_MAX + 1];
+	/* 1.5: the restore guard holds it (held_since is set; guard.c) */
+	bool		held;
+	/* 1.7, rule 10: a write replaces an expired holder of its key (replace.c) */
+	bool		replace_expired;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 
 extern void ttl_registry_invalidate(Datum arg, Oid relid);
+extern void ttl_registry_forget_version(Datum arg, int cacheid, uint32 hashvalue);
 extern const TtlContainer *ttl_container_ref(Oid relid);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern bool ttl_read_container(Oid relid, TtlContainer *out);
@@ -40,5 +45,7 @@ extern void ttl_check_relation_exists(Oid relid);
 extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);
 extern bool ttl_try_lock_container(Oid relid);
+extern void ttl_lock_container_for_replace(Oid relid);
+extern bool ttl_rule10_installed(void);
 
 #endif							/* TTL_REGISTRY_H */

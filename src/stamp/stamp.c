@@ -5,15 +5,18 @@
  *		validates "ttl" and builds the new document with "_ts" set to
  *		ttl.now() in Unix seconds.
  *
- * Locking: none beyond the row being written.  The trigger reads nothing
- * but its first argument (the document column's name) and the row (on a
- * Citus table it carries the policy in two more arguments, citus.c): it never looks
- * at the registry, so writes cost the same whatever the container's policy.
+ * Locking: none beyond the row being written (rule 10's are replace.c's).
+ * Stamping reads nothing but its first argument (the document column's
+ * name) and the row (on a Citus table it carries the policy in two more
+ * arguments, citus.c): it never looks at the registry.
  * A container with a deadline property (rule 9, deadline.c) names it in one
  * more argument, (doc column, property) or on Citus (doc column, default,
  * paused, property), and the trigger validates that root property on the
  * same pass (ttl.set_deadline_property replaces the trigger).
  * A renamed document column rewrites the argument (ddl_events.c).
+ * Rule 10 (replace.c) then looks for an expired item that holds one of the
+ * stamped row's unique keys; that part reads the registry, once per
+ * statement.
  * The document is spliced here; the row around it is rebuilt in
  * stamp_row.c.
  */
@@ -39,6 +42,7 @@
 #include "base/settings.h"
 #include "document/deadline.h"
 #include "document/document.h"
+#include "stamp/replace.h"
 #include "stamp/stamp_row.h"
 
 /*
@@ -357,10 +361,11 @@ typedef struct StampColumn
 	Oid			tgoid;
 	Oid			relid;
 	int			attnum;
+	TtlReplaceState *replace;	/* rule 10's state for the statement (replace.c) */
 } StampColumn;
 
-static int
-stamp_doc_attnum(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column)
+static StampColumn *
+stamp_column(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column)
 {
 	Relation	rel = trigdata->tg_relation;
 	TupleDesc	tupdesc = RelationGetDescr(rel);
@@ -369,7 +374,7 @@ stamp_doc_attnum(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column
 
 	if (known != NULL && known->tgoid == trigdata->tg_trigger->tgoid &&
 		known->relid == RelationGetRelid(rel))
-		return known->attnum;
+		return known;
 
 	attnum = SPI_fnumber(tupdesc, doc_column);
 	if (attnum <= 0)
@@ -388,8 +393,9 @@ stamp_doc_attnum(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column
 	known->tgoid = trigdata->tg_trigger->tgoid;
 	known->relid = RelationGetRelid(rel);
 	known->attnum = attnum;
+	known->replace = NULL;
 	flinfo->fn_extra = known;
-	return attnum;
+	return known;
 }
 
 PG_FUNCTION_INFO_V1(ttl_stamp);
@@ -408,6 +414,8 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	Jsonb	   *stamped;
 	int			nargs;
 	const char *deadline;
+	StampColumn *column;
+	HeapTuple	result;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -441,7 +449,8 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	rel = trigdata->tg_relation;
 	tupdesc = RelationGetDescr(rel);
 	doc_column = trigdata->tg_trigger->tgargs[0];
-	attnum = stamp_doc_attnum(fcinfo->flinfo, trigdata, doc_column);
+	column = stamp_column(fcinfo->flinfo, trigdata, doc_column);
+	attnum = column->attnum;
 	doc = heap_getattr(tuple, attnum, tupdesc, &isnull);
 	if (isnull)
 		ttl_report_null_document(rel, doc_column);
@@ -450,7 +459,9 @@ ttl_stamp(PG_FUNCTION_ARGS)
 		ttl_report_not_object(rel, doc_column, jb);
 
 	stamped = stamp_document(rel, jb, current_ts_value(), deadline);
-	if (stamped == NULL)
-		return PointerGetDatum(tuple);	/* already stamped this second */
-	return PointerGetDatum(ttl_stamp_row(tuple, tupdesc, attnum, stamped));
+	/* NULL: already stamped this second, the row is written as it is */
+	result = stamped == NULL ? tuple : ttl_stamp_row(tuple, tupdesc, attnum, stamped);
+	/* rule 10: an expired item holding one of its unique keys goes first */
+	ttl_replace_expired(&column->replace, fcinfo->flinfo->fn_mcxt, trigdata, attnum, result);
+	return PointerGetDatum(result);
 }

@@ -1,0 +1,189 @@
+/*
+ * purge_replace.c
+ *		The purge delete of one expired item that a write replaces (rule 10,
+ *		replace.c finds it): a DELETE statement of that one row version, by
+ *		TID, as the table's owner, so that it does what every purge delete
+ *		does: the owner's triggers and foreign keys fire (an ON DELETE
+ *		CASCADE child goes with it), row security applies as it applies to
+ *		the owner, the expiry rule is repeated on the very version it
+ *		removes, the count reaches ttl.stats and, with
+ *		ttl.mark_purge_deletes on, the change stream hears of it.
+ *
+ * Why not the batch machinery (purge_batch.c): a batch never waits (SKIP
+ * LOCKED, table_tuple_delete(wait = false)) and try-locks the whole
+ * container until its commit.  A writer must wait for a busy holder and
+ * re-check its newest version, and writers replacing different items must
+ * not block each other.  This DELETE waits like any DELETE: of two writers
+ * racing for one expired item, the second waits for the first, then (read
+ * committed) re-checks the row, finds it gone and deletes nothing; its
+ * INSERT then conflicts with the winner's new row as usual.
+ *
+ * A delete that is refused (an owner's BEFORE DELETE trigger returning
+ * NULL, a DELETE policy that hides the row, a RESTRICT or NO ACTION
+ * foreign key: 23503, or 23001 for RESTRICT on 18) deletes nothing: the item stays and the write
+ * conflicts with it (23505) as before.  The delete runs in a
+ * subtransaction so a refusing foreign key undoes all of it.
+ *
+ * Counting: the writer does not touch ttl.purge_stats (one row per
+ * container: every replacing writer would queue on it until commit, and
+ * two writers of two containers could deadlock).  It inserts one row into
+ * ttl.purge_stats_pending, a table without a unique key (inserts never
+ * wait for each other), in the same subtransaction as the delete, so the
+ * count is exact and rolls back with it; ttl.stats adds the pending rows,
+ * and the purge folds them into ttl.purge_stats when it records its own
+ * (stats.c).
+ *
+ * Marking: the only call of mark.c's API for rule 10 is in delete_item()
+ * (ttl_mark_batch, one message per replaced item, in the subtransaction of
+ * its delete).  The writer's transaction carries no replication origin (an
+ * origin would mark the application's own changes too).
+ *
+ * Locking: RowExclusiveLock on the table (the writer's statement holds it
+ * already) and the row lock of the DELETE, which waits.  The caller holds
+ * the container's replace lock (registry.c).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "base/run_as.h"
+#include "base/settings.h"
+#include "base/subxact.h"
+#include "document/deadline.h"
+#include "purge/mark.h"
+#include "purge/purge.h"
+#include "registry/registry.h"
+
+/* One replacement delete, as a step of a subtransaction. */
+typedef struct ReplaceStep
+{
+	Oid			container;		/* the registered table (or the Citus shard) */
+	Oid			leaf;			/* the partition that holds the row */
+	ItemPointerData tid;
+	const TtlContainer *policy;
+	int64		now_seconds;
+	bool		deleted;		/* out */
+} ReplaceStep;
+
+/*
+ * The DELETE of one row version, by TID, repeating the expiry rule on the
+ * version it removes.  $1 tid, $2 the default, $3 now (Unix seconds), $4
+ * the partition (a partitioned container: the DELETE goes through the
+ * container, so its row security and statement triggers apply, and a ctid
+ * names a row only within one partition).
+ *
+ * Where later work plugs in (SPEC, "After 1.6"): a legal hold adds its
+ * "AND NOT (doc @> match)" to the WHERE clause here (and replace.c raises
+ * 55000 before calling this), and a container with an archive wraps the
+ * DELETE as WITH d AS (DELETE ... RETURNING t.*) INSERT INTO archive ...
+ */
+static char *
+replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
+{
+	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(container)),
+												   get_rel_name(container));
+	const char *doc = quote_identifier(NameStr(policy->doc_column));
+	char	   *recheck;
+
+	recheck = !TTL_HAS_DEADLINE(policy) ?
+		psprintf("ttl.doc_expired(t.%s, $2, $3)", doc) :
+		psprintf("ttl.doc_expired(t.%s, $2, $3, %s::pg_catalog.text)", doc,
+				 quote_literal_cstr(policy->deadline_property));
+	if (partitioned)
+		return psprintf("DELETE FROM %s t WHERE t.tableoid OPERATOR(pg_catalog.=) $4"
+						" AND t.ctid OPERATOR(pg_catalog.=) $1 AND %s",
+						table, recheck);
+	return psprintf("DELETE FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1"
+					" AND %s", table, recheck);
+}
+
+/* The count for ttl.stats (see the file header), as the extension's owner. */
+static void
+record_pending(Oid container, int64 rows)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[2] = {OIDOID, INT8OID};
+	Datum		values[2] = {ObjectIdGetDatum(container), Int64GetDatum(rows)};
+
+	ttl_registry_execute("INSERT INTO ttl.purge_stats_pending (relid, rows_purged, purged_at)"
+						 " VALUES ($1, $2, ttl.now())",
+						 2, argtypes, values, NULL, &plan);
+}
+
+static void
+delete_item(void *arg)
+{
+	ReplaceStep *step = (ReplaceStep *) arg;
+	bool		partitioned = get_rel_relkind(step->container) == RELKIND_PARTITIONED_TABLE;
+	Oid			argtypes[4] = {TIDOID, INT4OID, INT8OID, OIDOID};
+	Datum		values[4];
+	int			rc;
+
+	values[0] = PointerGetDatum(&step->tid);
+	values[1] = Int32GetDatum(step->policy->default_ttl);
+	values[2] = Int64GetDatum(step->now_seconds);
+	values[3] = ObjectIdGetDatum(step->leaf);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute_with_args(replace_statement(step->container, step->policy, partitioned),
+							   partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
+	if (rc != SPI_OK_DELETE)
+		elog(ERROR, "ttl replacement delete failed: %s", SPI_result_code_string(rc));
+	step->deleted = SPI_processed > 0;
+	SPI_finish();
+	if (!step->deleted)
+		return;
+	record_pending(step->container, 1);
+	/* the one place rule 10 marks its deletes (mark.c) */
+	ttl_mark_batch(step->container, 1);
+}
+
+/* The delete with its deferred triggers made immediate (purge_batch.c). */
+static void
+delete_item_immediate(void *arg)
+{
+	ttl_with_immediate_triggers(delete_item, arg);
+}
+
+/*
+ * Delete the expired row version tid of leaf (a partition of container, or
+ * container itself) as a purge delete, waiting for whoever holds it.
+ * true: it is gone; false: the delete was refused, or the row changed
+ * meanwhile and is no longer expired or no longer there (the caller looks
+ * again).  Errors other than a refusing foreign key are thrown.
+ */
+bool
+ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
+						const TtlContainer *policy, int64 now_seconds)
+{
+	ReplaceStep step;
+	TtlUserContext ctx;
+	ErrorData  *edata;
+
+	step.container = container;
+	step.leaf = leaf;
+	step.tid = *tid;
+	step.policy = policy;
+	step.now_seconds = now_seconds;
+	step.deleted = false;
+	ttl_become_user(ttl_table_owner(container), &ctx);
+	edata = ttl_subxact_run(delete_item_immediate, &step, CurrentMemoryContext, false);
+	ttl_restore_user(&ctx);
+	if (edata == NULL)
+		return step.deleted;
+	/* 18 reports a RESTRICT action as 23001, earlier majors as 23503 */
+	if (edata->sqlerrcode != ERRCODE_FOREIGN_KEY_VIOLATION &&
+		edata->sqlerrcode != ERRCODE_RESTRICT_VIOLATION)
+		ReThrowError(edata);
+	/* a RESTRICT / NO ACTION child refuses: the write conflicts as before */
+	FreeErrorData(edata);
+	return false;
+}
