@@ -18,7 +18,8 @@ my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 'logical');
 $primary->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'ttl'
-ttl.naptime = 1
+# a long round at first: the worker's own check must end it (section 1)
+ttl.naptime = 60
 ttl.batch_size = 200
 ttl.enabled = off
 ttl.max_replication_lag = '1MB'
@@ -33,11 +34,11 @@ $standby->start;
 
 sub set_conf
 {
-	my ($setting, $value) = @_;
+	my ($setting, $value, $shown) = @_;
 	$primary->safe_psql('postgres',
 		"ALTER SYSTEM SET $setting = $value; SELECT pg_reload_conf()");
 	$value =~ s/^'(.*)'$/$1/;
-	$primary->poll_query_until('postgres', "SHOW $setting", $value)
+	$primary->poll_query_until('postgres', "SHOW $setting", $shown // $value)
 	  or die "reload of $setting not seen";
 	return;
 }
@@ -79,7 +80,7 @@ CREATE TABLE filler (id int, pad text);
 is($primary->safe_psql('postgres', 'SHOW ttl.max_replication_lag'), '1MB',
 	'ttl.max_replication_lag takes the units of max_wal_size');
 my ($ret, $out, $err) = $primary->psql('postgres',
-	"SET ttl.replication_lag_ignore = 'a, \"b'");
+	"ALTER SYSTEM SET ttl.replication_lag_ignore = 'a, \"b'");
 like($err, qr/invalid value for parameter "ttl.replication_lag_ignore"/,
 	'a malformed ignore list is refused');
 
@@ -95,12 +96,14 @@ $standby->poll_query_until('postgres',
 set_conf('ttl.enabled', 'on');
 ok($primary->poll_query_until('postgres', $pool_wait, 'standby "standby"'),
 	'the purge burst makes the standby lag: ttl.worker_pool says whom it waits for');
-# the worker ends its visit after the batch in progress, none starts again
+# the worker ends its visit after the batch in progress (its round of a
+# naptime, 60 s, would purge them all), and none starts again
 $primary->poll_query_until('postgres',
 	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker'", '0')
   or die 'the worker did not leave';
 my $left = $primary->safe_psql('postgres', 'SELECT count(*) FROM c');
 ok($left > 0 && $left < 30000, "the worker stopped part way ($left of 30000 rows left)");
+set_conf('ttl.naptime', '1', '1s');
 wait_seconds($primary, 3);
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM c'), $left,
 	'no purge while the standby lags');
