@@ -104,9 +104,13 @@ $primary->poll_query_until('postgres',
 my $left = $primary->safe_psql('postgres', 'SELECT count(*) FROM c');
 ok($left > 0 && $left < 30000, "the worker stopped part way ($left of 30000 rows left)");
 set_conf('ttl.naptime', '1', '1s');
+my $visits_q = "SELECT visits FROM ttl.databases WHERE datname = 'postgres'";
+my $visits = $primary->safe_psql('postgres', $visits_q);
 wait_seconds($primary, 3);
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM c'), $left,
 	'no purge while the standby lags');
+is($primary->safe_psql('postgres', $visits_q), $visits,
+	'the launcher starts no visit while the standby lags (3 naptimes)');
 ok($primary->safe_psql('postgres', $standby_lag) eq 't', 'the standby does lag');
 is($primary->safe_psql('postgres', $db_wait), 'standby "standby" true true',
 	'ttl.databases: waiting since when, for whom, how far behind');
