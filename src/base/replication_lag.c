@@ -124,6 +124,7 @@ measure_slots(XLogRecPtr now, List *ignored, TtlReplicationLag *worst)
 		data = s->data;
 		active_pid = s->active_pid;
 		SpinLockRelease(&s->mutex);
+		/* inactive, or invalidated (wal_status 'lost'): no one to wait for */
 		if (active_pid == 0 || ttl_slot_invalidated(&data))
 			continue;
 		if (name_ignored(ignored, NameStr(data.name)))
@@ -131,7 +132,7 @@ measure_slots(XLogRecPtr now, List *ignored, TtlReplicationLag *worst)
 			ignored_pids = lappend_int(ignored_pids, (int) active_pid);
 			continue;
 		}
-		pos = SlotIsLogical(s) ? data.confirmed_flush : data.restart_lsn;
+		pos = OidIsValid(data.database) ? data.confirmed_flush : data.restart_lsn;
 		if (XLogRecPtrIsInvalid(pos))
 			continue;			/* nothing reserved yet: nothing to wait for */
 		note_worst(worst, distance(now, pos), "slot", NameStr(data.name));
