@@ -158,11 +158,7 @@ procedure_restart(void)
 	ttl_purge_commit_async();
 }
 
-/*
- * Before each batch.  The first commit ends what the caller's transaction
- * held; from then on every transaction is the procedure's own, which is
- * when marking may put ttl's replication origin on them (mark.c).
- */
+/* A CALL ttl.run_purge(), for its round's steps. */
 typedef struct ProcedureRound
 {
 	bool		marking_begun;
@@ -191,6 +187,13 @@ procedure_replicas_caught_up(ProcedureRound *round, const char *what)
 	return false;
 }
 
+/*
+ * Before each batch.  The first commit ends what the caller's transaction
+ * held; from then on every transaction is the procedure's own, which is
+ * when marking may put ttl's replication origin on them (mark.c).  A
+ * replica too far behind is waited for, within what is left of the call's
+ * naptime, or ends the round here.
+ */
 static bool
 procedure_next_transaction(void *arg)
 {

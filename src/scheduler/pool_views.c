@@ -9,8 +9,8 @@
  *		Since 1.7 they also show the visit bound at work (visit.h): the
  *		container a database's worker is in now and what it does there,
  *		and the visits the launcher terminated; and the background purge
- *		waiting for a lagging replica (replication_wait.c).  A database whose extension
- *		is still older gets the columns its SQL declares.
+ *		waiting for a lagging replica (replication_wait.c).  A database
+ *		whose extension is still older gets the columns its SQL declares.
  *
  * Locking: none here (db_states.c copies under its LWLock).  Who may read
  * is decided by the grants of ttl--1.1--1.2.sql (superusers and
