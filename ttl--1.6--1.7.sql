@@ -606,3 +606,57 @@ SELECT COALESCE(pg_catalog.sum(s.rows_purged), 0)::pg_catalog.int8,
        pg_catalog.max(s.last_purge_at)
   FROM s
 $$;
+
+
+-- ---------------------------------------------------------------------------
+-- section: a purge that waits for lagging replicas (issue 30)
+-- ---------------------------------------------------------------------------
+
+-- ttl.max_replication_lag and ttl.replication_lag_ignore are settings (C);
+-- the views show the background purge waiting for a replica: since when,
+-- which standby or slot, how many bytes behind (NULLs when not waiting).
+-- New columns at the end; the functions' result types change, so the views
+-- are made again (with the grants of 1.2).
+DROP VIEW ttl.databases;
+DROP FUNCTION ttl._databases();
+CREATE FUNCTION ttl._databases(OUT datid oid, OUT datname text, OUT has_ttl boolean,
+                               OUT worker_pid integer, OUT last_served timestamptz,
+                               OUT due_rows bigint, OUT oldest_due timestamptz,
+                               OUT last_error text, OUT visits bigint,
+                               OUT container oid, OUT step text,
+                               OUT terminated_visits bigint, OUT last_termination text,
+                               OUT replication_wait_since timestamptz,
+                               OUT replication_wait_for text,
+                               OUT replication_lag_bytes bigint)
+RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'ttl_databases'
+    LANGUAGE C VOLATILE;
+
+CREATE VIEW ttl.databases AS
+SELECT datid, datname, has_ttl, worker_pid, last_served, due_rows, oldest_due,
+       ttl.now() OPERATOR(pg_catalog.-) oldest_due AS oldest_due_age,
+       last_error, visits, container, step, terminated_visits, last_termination,
+       replication_wait_since, replication_wait_for, replication_lag_bytes
+  FROM ttl._databases();
+COMMENT ON VIEW ttl.databases IS 'per database: whether it has ttl (NULL: not visited yet), its worker now, when it was last served, the backlog its last worker left (due rows, counted up to 10000 per purge index; oldest due item), the error that ended a visit, how many workers visited it, the container its worker is in now (OID in that database) and its step there (batch, backlog walk, restore guard estimate), the visits the launcher terminated after ttl.max_visit_time, and, while its purge waits for a replica further behind than ttl.max_replication_lag, since when, which standby or slot, and how many bytes behind';
+
+DROP VIEW ttl.worker_pool;
+DROP FUNCTION ttl._worker_pool();
+CREATE FUNCTION ttl._worker_pool(OUT max_workers integer, OUT running integer,
+                                 OUT high_water integer, OUT terminated_visits bigint,
+                                 OUT replication_wait_since timestamptz,
+                                 OUT replication_wait_for text,
+                                 OUT replication_lag_bytes bigint)
+    AS 'MODULE_PATHNAME', 'ttl_worker_pool'
+    LANGUAGE C VOLATILE;
+
+CREATE VIEW ttl.worker_pool AS SELECT * FROM ttl._worker_pool();
+COMMENT ON VIEW ttl.worker_pool IS 'the pool of purge workers: ttl.max_workers, workers running now, the most that ever ran at once, the visits the launcher terminated after ttl.max_visit_time, and, while the background purge waits for a replica further behind than ttl.max_replication_lag, since when, which standby or slot, and how many bytes behind';
+
+REVOKE ALL ON FUNCTION ttl._databases() FROM PUBLIC;
+REVOKE ALL ON FUNCTION ttl._worker_pool() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ttl._databases() TO pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION ttl._worker_pool() TO pg_read_all_stats;
+GRANT SELECT ON ttl.databases, ttl.worker_pool TO pg_read_all_stats;
+
+-- (end of section: a purge that waits for lagging replicas)

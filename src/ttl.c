@@ -20,7 +20,8 @@
  *                       -> previous
  *   needs_fmgr / fmgr   previous -> citus: around Citus's table makers
  *   shmem_request /     (with the preload) previous -> scheduler: worker
- *   shmem_startup       slots, databases, resume points -> guard: events
+ *   shmem_startup       slots, databases, resume points, the replication
+ *                       wait -> guard: events
  *   callbacks           relcache: registry (cached policies), stamp (rule
  *                       10's cached leaves); syscache RELNAMENSP: registry
  *                       (the SQL version); xact: stamp (rule 10's
@@ -50,6 +51,7 @@
 #include "live/live_view.h"
 #include "purge/purge.h"
 #include "registry/registry.h"
+#include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
 #include "stamp/replace.h"
 
@@ -187,6 +189,7 @@ ttl_shmem_request(void)
 	if (prev_shmem_request)
 		prev_shmem_request();
 	ttl_scheduler_shmem_request();
+	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
 }
 
@@ -196,6 +199,7 @@ ttl_shmem_startup(void)
 	if (prev_shmem_startup)
 		prev_shmem_startup();
 	ttl_scheduler_shmem_startup();
+	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
 }
 

@@ -27,6 +27,7 @@
 #include "rewrite/prs2lock.h"
 #include "rewrite/rewriteManip.h"
 #include "storage/proc.h"
+#include "utils/backend_status.h"
 #include "utils/acl.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
@@ -388,6 +389,36 @@ ttl_log_logical_message(const char *prefix, const char *message, size_t size,
 	return LogLogicalMessage(prefix, message, size, transactional, false);
 #else
 	return LogLogicalMessage(prefix, message, size, transactional);
+#endif
+}
+
+/*
+ * ---- 16: a replication slot's invalidation became a cause
+ * (data.invalidated); 15 kept the restart_lsn it had (data.invalidated_at).
+ * For replication_lag.c, which reads a copy of a slot's data. ----
+ */
+static inline bool
+ttl_slot_invalidated(const ReplicationSlotPersistentData *data)
+{
+#if PG_VERSION_NUM >= 160000
+	return data->invalidated != RS_INVAL_NONE;
+#else
+	return !XLogRecPtrIsInvalid(data->invalidated_at);
+#endif
+}
+
+/*
+ * ---- 16: the local copy of the backends' status (what pg_stat_activity
+ * reads) is walked with pgstat_get_local_beentry_by_index (1-based), no
+ * longer pgstat_fetch_stat_local_beentry. ----
+ */
+static inline LocalPgBackendStatus *
+ttl_local_beentry(int index)
+{
+#if PG_VERSION_NUM >= 160000
+	return pgstat_get_local_beentry_by_index(index);
+#else
+	return pgstat_fetch_stat_local_beentry(index);
 #endif
 }
 

@@ -12,7 +12,9 @@
 #include "access/xact.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "utils/builtins.h"
+#include "utils/varlena.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -31,6 +33,8 @@ int			ttl_max_visit_time = 300000;
 int			ttl_cost_limit = 200;
 double		ttl_cost_delay = 2.0;
 bool		ttl_mark_purge_deletes = false;
+int			ttl_max_replication_lag = -1;
+char	   *ttl_replication_lag_ignore = NULL;
 
 static char *ttl_now_override_text = NULL;
 static bool ttl_now_override_active = false;
@@ -90,6 +94,34 @@ assign_now_override(const char *newval, void *extra)
 	ttl_now_override_active = (extra != NULL);
 	if (extra != NULL)
 		ttl_now_override_value = *(TimestampTz *) extra;
+}
+
+/*
+ * ttl.replication_lag_ignore: a list of names, as synchronous_standby_names
+ * and temp_tablespaces are written (commas, double quotes for a name that
+ * needs them).  Only checked here; replication_lag.c splits it when it
+ * reads it.
+ */
+static bool
+check_replication_lag_ignore(char **newval, void **extra, GucSource source)
+{
+	char	   *copy;
+	List	   *names;
+	bool		ok;
+
+	if (*newval == NULL)
+		return true;
+	copy = pstrdup(*newval);
+	ok = SplitIdentifierString(copy, ',', &names);
+	list_free(names);
+	pfree(copy);
+	if (!ok)
+	{
+		GUC_check_errdetail("List syntax is invalid.");
+		GUC_check_errhint("Give standby application_names and replication slot names, separated by commas.");
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -247,6 +279,31 @@ ttl_define_settings(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	/*
+	 * Replicas first (issue 30): while a streaming standby or an active
+	 * replication slot is further behind than this, the background purge
+	 * waits (replication_lag.c).  Units as max_wal_size.  SIGHUP: the
+	 * launcher decides, with its own value; a table owner cannot lift it.
+	 */
+	DefineCustomIntVariable("ttl.max_replication_lag",
+							"Amount of WAL a standby or an active replication slot may be behind before the background purge waits.",
+							"Counts streaming standbys that report a replay position and active replication slots, less those in ttl.replication_lag_ignore. -1 turns the check off. Explicit ttl.purge() is never throttled.",
+							&ttl_max_replication_lag,
+							-1, -1, MAX_KILOBYTES,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("ttl.replication_lag_ignore",
+							   "Standby application_names and replication slot names that ttl.max_replication_lag leaves out.",
+							   "A comma-separated list, as synchronous_standby_names: delayed standbys, pg_receivewal, backup tools, other tools' slots.",
+							   &ttl_replication_lag_ignore,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   check_replication_lag_ignore,
+							   NULL, NULL);
 
 	/*
 	 * The pool's size fixes shared memory: defined only when loaded by

@@ -21,6 +21,8 @@ extern int	ttl_max_visit_time;
 extern int	ttl_cost_limit;
 extern double ttl_cost_delay;
 extern bool ttl_mark_purge_deletes;
+extern int	ttl_max_replication_lag;
+extern char *ttl_replication_lag_ignore;
 
 extern void ttl_define_settings(void);
 extern int64 ttl_visit_bound_ms(void);

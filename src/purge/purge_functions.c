@@ -11,6 +11,10 @@
  * change stream (mark.c): ttl.purge() logs a message per batch only (an
  * origin would mark the caller's whole transaction); ttl.run_purge() also
  * runs the transactions it commits itself under ttl's replication origin.
+ * ttl.run_purge() waits for replicas further behind than
+ * ttl.max_replication_lag (replication_lag.c), a naptime at most in all,
+ * then returns with a NOTICE; ttl.purge() is never throttled (an explicit
+ * call is the caller's decision).
  */
 #include "postgres.h"
 
@@ -33,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "base/compat.h"
+#include "base/replication_lag.h"
 #include "base/settings.h"
 #include "citus/citus.h"
 #include "document/purge_key.h"
@@ -153,24 +158,56 @@ procedure_restart(void)
 	ttl_purge_commit_async();
 }
 
+/* A CALL ttl.run_purge(), for its round's steps. */
+typedef struct ProcedureRound
+{
+	bool		marking_begun;
+	TimestampTz wait_deadline;	/* the most it waits for replicas, in all */
+} ProcedureRound;
+
+/*
+ * Whether replication is within ttl.max_replication_lag, waiting for it
+ * until the call's deadline (a naptime in all: pg_cron must never hang);
+ * else a NOTICE naming the replica behind.
+ */
+static bool
+procedure_replicas_caught_up(ProcedureRound *round, const char *what)
+{
+	TtlReplicationLag lag;
+	long		left_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
+														  round->wait_deadline);
+
+	if (ttl_replication_lag_wait(Max(left_ms, 0), &lag))
+		return true;
+	ereport(NOTICE,
+			(errmsg("ttl.run_purge %s: %s is " INT64_FORMAT " bytes behind, more than ttl.max_replication_lag (%d MB)",
+					what, lag.who, lag.lag_bytes, ttl_max_replication_lag),
+			 errdetail("It waited up to ttl.naptime (%d s) for replication to catch up.", ttl_naptime),
+			 errhint("The next call purges once replication has caught up; ttl.purge() is not throttled.")));
+	return false;
+}
+
 /*
  * Before each batch.  The first commit ends what the caller's transaction
  * held; from then on every transaction is the procedure's own, which is
- * when marking may put ttl's replication origin on them (mark.c).
+ * when marking may put ttl's replication origin on them (mark.c).  A
+ * replica too far behind is waited for, within what is left of the call's
+ * naptime, or ends the round here.
  */
 static bool
 procedure_next_transaction(void *arg)
 {
-	bool	   *marking_begun = (bool *) arg;
+	ProcedureRound *round = (ProcedureRound *) arg;
 
 	procedure_restart();
-	if (!*marking_begun)
+	if (!round->marking_begun)
 	{
-		*marking_begun = true;
+		round->marking_begun = true;
 		ttl_mark_begin(TTL_MARK_BY_RUN_PURGE, procedure_restart);
 	}
 	ttl_cost_sleep();
-	return ttl_enabled;
+	return ttl_enabled &&
+		procedure_replicas_caught_up(round, "stopped after the batch in progress");
 }
 
 /*
@@ -184,7 +221,7 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 {
 	TtlRoundOps ops = {0};
 	int64		total = 0;
-	bool		marking_begun = false;
+	ProcedureRound round = {false, 0};
 	bool		atomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
 		((CallContext *) fcinfo->context)->atomic;
 
@@ -198,17 +235,21 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 		ereport(NOTICE, (errmsg("ttl.enabled is off: nothing purged")));
 		PG_RETURN_VOID();
 	}
+	round.wait_deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													  (int64) ttl_naptime * 1000);
+	if (!procedure_replicas_caught_up(&round, "purged nothing"))
+		PG_RETURN_VOID();
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ops.next_transaction = procedure_next_transaction;
-	ops.arg = &marking_begun;
+	ops.arg = &round;
 	ops.all_owners = superuser();
 	ops.walks = true;
 	PG_TRY();
 	{
 		total = ttl_purge_round(&ops);
 		/* commits the last batch under the origin, then lets it go */
-		if (marking_begun)
+		if (round.marking_begun)
 			ttl_mark_end(procedure_restart);
 	}
 	PG_CATCH();

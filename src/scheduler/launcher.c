@@ -22,6 +22,11 @@
  * the next worker in its database backs off the container it was in
  * (worker.c).  The launcher wakes in time for the next such bound.
  *
+ * While a standby or an active replication slot is further behind than
+ * ttl.max_replication_lag (replication_wait.c), the launcher starts no
+ * visit and looks again every second; running workers end their visits
+ * after the batch in progress.
+ *
  * Databases without the extension cost nothing between rescans: a worker
  * that finds none there says so (db_states.c) and no other is started
  * there until ttl.rescan_interval has passed, or CREATE EXTENSION ttl
@@ -58,7 +63,11 @@
 
 #include "base/compat.h"
 #include "base/settings.h"
+#include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
+
+/* How often the launcher looks at the replicas while it waits for them. */
+#define TTL_LAG_RECHECK_MS 1000L
 
 /* The launcher's naptime wait, by name in pg_stat_activity on 17+. */
 static uint32 launcher_wait_event = 0;
@@ -300,7 +309,11 @@ ttl_launcher_main(Datum arg)
 				last_rescan = GetCurrentTimestamp();
 			ttl_db_sync(dbs, rescan);
 			list_free(dbs);
-			wait_ms = fill_pool();
+			/* replicas first: no visit starts while one lags (replication_wait.c) */
+			if (ttl_replication_wait_check(true))
+				wait_ms = Min(wait_ms, TTL_LAG_RECHECK_MS);
+			else
+				wait_ms = fill_pool();
 		}
 		/* also with ttl.enabled off: a worker may still be running */
 		wait_ms = enforce_visit_bound(wait_ms);

@@ -8,8 +8,9 @@
  *		shared_preload_libraries there is no pool: no rows, and NULLs.
  *		Since 1.7 they also show the visit bound at work (visit.h): the
  *		container a database's worker is in now and what it does there,
- *		and the visits the launcher terminated.  A database whose extension
- *		is still older gets the columns its SQL declares.
+ *		and the visits the launcher terminated; and the background purge
+ *		waiting for a lagging replica (replication_wait.c).  A database
+ *		whose extension is still older gets the columns its SQL declares.
  *
  * Locking: none here (db_states.c copies under its LWLock).  Who may read
  * is decided by the grants of ttl--1.1--1.2.sql (superusers and
@@ -26,7 +27,22 @@
 
 #include "base/settings.h"
 #include "base/visit.h"
+#include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
+
+/*
+ * The three columns of the replication wait (issue 30): since when, which
+ * standby or slot, how many bytes behind; NULLs when not waiting.
+ */
+static void
+set_replication_wait(Datum *values, bool *nulls, bool waiting, TimestampTz since,
+					 const TtlReplicationLag *lag)
+{
+	values[0] = TimestampTzGetDatum(since);
+	values[1] = waiting ? CStringGetTextDatum(lag->who) : (Datum) 0;
+	values[2] = Int64GetDatum(lag->lag_bytes);
+	nulls[0] = nulls[1] = nulls[2] = !waiting;
+}
 
 PG_FUNCTION_INFO_V1(ttl_databases);
 Datum
@@ -36,14 +52,18 @@ ttl_databases(PG_FUNCTION_ARGS)
 	TtlDbReport *dbs;
 	int			n;
 	int			i;
+	TimestampTz since;
+	TtlReplicationLag lag;
+	bool		waiting;
 
 	InitMaterializedSRF(fcinfo, 0);
+	waiting = ttl_replication_wait_report(&since, &lag);
 	dbs = ttl_db_report(&n);
 	for (i = 0; i < n; i++)
 	{
 		TtlDbReport *db = &dbs[i];
-		Datum		values[13];
-		bool		nulls[13] = {0};
+		Datum		values[16];
+		bool		nulls[16] = {0};
 		char	   *name = get_database_name(db->dboid);
 		Oid			relid;
 		TtlStep		step;
@@ -75,8 +95,13 @@ ttl_databases(PG_FUNCTION_ARGS)
 		values[11] = Int64GetDatum(db->terminations);
 		values[12] = CStringGetTextDatum(db->last_termination);
 		nulls[12] = (db->last_termination[0] == '\0');
-		/* 1.2 to 1.6 declare the first nine columns */
-		Assert(rsinfo->setDesc->natts == 9 || rsinfo->setDesc->natts == 13);
+		/* replicas first: a database with ttl waits while the launcher does */
+		set_replication_wait(&values[13], &nulls[13],
+							 waiting && !(db->has_ttl_known && !db->has_ttl),
+							 since, &lag);
+		/* 1.2 to 1.6 declare the first nine columns; an older 1.7 build 13 */
+		Assert(rsinfo->setDesc->natts == 9 || rsinfo->setDesc->natts == 13 ||
+			   rsinfo->setDesc->natts == 16);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -87,11 +112,14 @@ Datum
 ttl_worker_pool(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[4];
-	bool		nulls[4] = {0};
+	Datum		values[7];
+	bool		nulls[7] = {0};
 	int			running;
 	int			high_water;
 	int64		terminations;
+	TimestampTz since;
+	TtlReplicationLag lag;
+	bool		waiting = ttl_replication_wait_report(&since, &lag);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -104,7 +132,8 @@ ttl_worker_pool(PG_FUNCTION_ARGS)
 	}
 	else
 		nulls[0] = nulls[1] = nulls[2] = nulls[3] = true;	/* not preloaded: no pool */
-	/* 1.2 to 1.6 declare the first three columns */
-	Assert(tupdesc->natts == 3 || tupdesc->natts == 4);
+	set_replication_wait(&values[4], &nulls[4], waiting, since, &lag);
+	/* 1.2 to 1.6 declare the first three columns; an older 1.7 build four */
+	Assert(tupdesc->natts == 3 || tupdesc->natts == 4 || tupdesc->natts == 7);
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
 }

@@ -33,7 +33,9 @@
  * transactions).  With ttl.mark_purge_deletes on, all its transactions run
  * under a replication origin of ttl's and each batch logs a message
  * (mark.c).  SIGHUP reloads the settings (ttl.enabled off ends the
- * round at the next batch); SIGTERM ends it.
+ * round at the next batch); SIGTERM ends it.  So does a replica further
+ * behind than ttl.max_replication_lag, checked between batches
+ * (replication_wait.c): the visit ends after the batch in progress.
  */
 #include "postgres.h"
 
@@ -67,6 +69,7 @@
 #include "purge/purge.h"
 #include "registry/citus_meta.h"
 #include "registry/registry.h"
+#include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
 
 static HTAB *resume_points = NULL;
@@ -130,7 +133,8 @@ worker_next_transaction(void *arg)
 	reload_settings_if_asked();
 	CHECK_FOR_INTERRUPTS();
 	worker_begin();
-	return ttl_enabled;
+	/* a replica too far behind ends the visit here (replication_wait.c) */
+	return ttl_enabled && !ttl_replication_wait_check(false);
 }
 
 /*

@@ -31,3 +31,21 @@ SELECT to_regclass('ttl.databases'), to_regclass('ttl.worker_pool');
 SELECT extversion FROM pg_extension WHERE extname = 'ttl';
 \c :orig_db
 DROP DATABASE regress_ttl_pool;
+-- 1.7 (issue 30): the background purge waiting for replicas.  Without the
+-- preload nobody waits: NULLs.  Both settings are for postgresql.conf.
+SELECT replication_wait_since, replication_wait_for, replication_lag_bytes FROM ttl.worker_pool;
+SHOW ttl.max_replication_lag;
+SHOW ttl.replication_lag_ignore;
+SET ttl.max_replication_lag = '1GB';
+SET ttl.replication_lag_ignore = 'standby1';
+-- ALTER EXTENSION ttl UPDATE from 1.6 brings the columns
+CREATE DATABASE regress_ttl_pool_lag;
+\c regress_ttl_pool_lag
+CREATE EXTENSION ttl VERSION '1.6';
+SELECT count(*) FROM pg_attribute WHERE attrelid = 'ttl.worker_pool'::regclass AND attname LIKE 'replication%';
+ALTER EXTENSION ttl UPDATE TO '1.7';
+SELECT attname FROM pg_attribute WHERE attrelid = 'ttl.worker_pool'::regclass AND attname LIKE 'replication%' ORDER BY attnum;
+SELECT attname FROM pg_attribute WHERE attrelid = 'ttl.databases'::regclass AND attname LIKE 'replication%' ORDER BY attnum;
+SELECT replication_wait_for FROM ttl.worker_pool;
+\c :orig_db
+DROP DATABASE regress_ttl_pool_lag;
