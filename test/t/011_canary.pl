@@ -438,6 +438,9 @@ my %calls = (
 	  { calls => sub { sel('ttl._set_append_only', reg(fresh('container')), 'true') } },
 	'ttl._set_append_only(regclass,boolean,text)' =>
 	  { calls => sub { sel('ttl._set_append_only', reg(fresh('container')), 'true', q{'none'}) } },
+	'ttl.set_replace_expired(regclass,boolean)' =>
+	  { calls => sub { (sel('ttl.set_replace_expired', reg(fresh('container')), 'false'),
+						sel('ttl.set_replace_expired', reg(fresh('container')), 'true')) } },
 	'ttl.set_append_only(regclass,boolean)' =>
 	  { calls => sub { sel('ttl.set_append_only', reg(fresh('deadline')), 'true') } },
 	'ttl.set_append_only(regclass,boolean,text)' =>
