@@ -60,11 +60,12 @@ for my $db (@tenants, 'other')
 }
 my $ndb = $node->safe_psql('postgres',
 	'SELECT count(*) FROM pg_database WHERE datallowconn AND NOT datistemplate');
-ok( $node->poll_query_until('postgres', qq{
+# (ttl's views live in a database with the extension: "other")
+ok( $node->poll_query_until('other', qq{
 SELECT count(*) = $ndb AND count(*) FILTER (WHERE has_ttl IS NULL) = 0
   FROM ttl.databases}),
 	"ttl.databases tracks all $ndb databases, each visited");
-is( $node->safe_psql('postgres',
+is( $node->safe_psql('other',
 		"SELECT count(*) FROM ttl.databases WHERE datname LIKE 'plain%' AND NOT has_ttl"),
 	'40', 'the 40 plain databases are remembered as without ttl');
 
@@ -104,14 +105,14 @@ SELECT count(*) = 20 FROM pg_locks
 # while they wait, the launcher serves "other" again and again, and none
 # of the 20
 my $oids = join(',', values %oid);
-my $before = $node->safe_psql('postgres',
+my $before = $node->safe_psql('other',
 	"SELECT sum(visits) FROM ttl.databases WHERE datid IN ($oids)");
-my $other0 = $node->safe_psql('postgres',
+my $other0 = $node->safe_psql('other',
 	"SELECT visits FROM ttl.databases WHERE datname = 'other'");
-ok( $node->poll_query_until('postgres', qq{
+ok( $node->poll_query_until('other', qq{
 SELECT visits >= $other0 + 3 FROM ttl.databases WHERE datname = 'other'}),
 	'the launcher keeps serving another tenant meanwhile');
-is( $node->safe_psql('postgres',
+is( $node->safe_psql('other',
 		"SELECT sum(visits) FROM ttl.databases WHERE datid IN ($oids)"),
 	$before, 'no worker started in any of the 20 guarded databases');
 is( $node->safe_psql('postgres', qq{
