@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "lib/dshash.h"
 #include "catalog/pg_class.h"
 #include "nodes/parsenodes.h"
 #include "nodes/tidbitmap.h"
@@ -420,6 +421,27 @@ ttl_local_beentry(int index)
 #else
 	return pgstat_fetch_stat_local_beentry(index);
 #endif
+}
+
+/*
+ * ---- 17: dshash_parameters gained copy_function (how a key is copied in);
+ * ttl's keys are plain bytes. ----
+ */
+static inline dshash_parameters
+ttl_dshash_params(size_t key_size, size_t entry_size, int tranche_id)
+{
+	dshash_parameters params;
+
+	memset(&params, 0, sizeof(params));
+	params.key_size = key_size;
+	params.entry_size = entry_size;
+	params.compare_function = dshash_memcmp;
+	params.hash_function = dshash_memhash;
+#if PG_VERSION_NUM >= 170000
+	params.copy_function = dshash_memcpy;
+#endif
+	params.tranche_id = tranche_id;
+	return params;
 }
 
 #endif							/* TTL_COMPAT_H */

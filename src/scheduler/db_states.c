@@ -1,7 +1,8 @@
 /*
  * db_states.c
- *		What the scheduler knows about each database, in fixed-size shared
- *		memory, since the launcher connects to none: whether it has the
+ *		What the scheduler knows about each database, in a dshash table of
+ *		the scheduler's dynamic shared memory (shared_area.c), since the
+ *		launcher connects to none: whether it has the
  *		extension (unknown until a worker looked, or CREATE EXTENSION ttl
  *		said so), when it was last served, the backlog its last worker left
  *		(due rows, oldest due item), its last error, the visits the
@@ -13,23 +14,30 @@
  *		ttl.databases and ttl.worker_pool show a copy of it (pool_views.c).
  *		The containers' resume points live next to it (resume_store.c).
  *
+ * The table has no fixed size: every connectable database has an entry
+ * (about 700 bytes of shared memory each, with or without ttl), added as
+ * the launcher finds it and removed once it is gone.  Only running out of
+ * memory can refuse one, and that is an error, never a skip.
+ *
  * Locking: one LWLock (tranche "ttl") guards the whole table; every
  * function here takes it for a short copy or scan, never across anything
- * that may wait or raise (a dropped database's resume points are forgotten
- * under it: resume_store.c's lock is always taken second).  A database the
- * table has no room for (TTL_MAX_DATABASES) is not served.
+ * that may wait (a dropped database's resume points are forgotten under
+ * it: resume_store.c's locks are always taken second).  Under it, an
+ * entry is used between find_db and put_db (the dshash's partition lock),
+ * and a scan holds one partition at a time, never with an entry found.
  */
 #include "postgres.h"
 
+#include "lib/dshash.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "base/compat.h"
 #include "base/settings.h"
 #include "scheduler/scheduler.h"
-
-#define TTL_MAX_DATABASES 1024
 
 /* A database passed over this many times goes before any other. */
 #define TTL_MAX_PASSES 4
@@ -43,7 +51,7 @@ typedef enum TtlHasTtl
 
 typedef struct TtlDbState
 {
-	Oid			dboid;			/* InvalidOid: a free entry */
+	Oid			dboid;			/* the key */
 	TtlHasTtl	has_ttl;
 	bool		seen;			/* in pg_database at the last sync */
 	bool		running;		/* the launcher started a worker for it */
@@ -68,10 +76,11 @@ typedef struct TtlDbTable
 	int			high_water;		/* most ever connected at once */
 	int64		terminations;	/* visits the launcher ended, all databases */
 	uint32		interrupted_seq;
-	TtlDbState	dbs[TTL_MAX_DATABASES];
+	dshash_table_handle dbs;	/* Oid -> TtlDbState */
 } TtlDbTable;
 
 static TtlDbTable *db_table = NULL;
+static dshash_table *dbs = NULL;	/* this process's attachment */
 
 Size
 ttl_db_states_size(void)
@@ -79,20 +88,54 @@ ttl_db_states_size(void)
 	return sizeof(TtlDbTable);
 }
 
+static dshash_parameters
+db_params(void)
+{
+	return ttl_dshash_params(sizeof(Oid), sizeof(TtlDbState), db_table->lock->tranche);
+}
+
+/* The table, attached on first use; db_table is set. */
+static void
+attach_dbs(void)
+{
+	MemoryContext old;
+	dshash_parameters params;
+
+	if (dbs != NULL)
+		return;
+	params = db_params();
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	dbs = dshash_attach(ttl_sched_area(), &params, db_table->dbs, NULL);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+lock_table(LWLockMode mode)
+{
+	attach_dbs();
+	LWLockAcquire(db_table->lock, mode);
+}
+
 /* From the shmem request hook. */
 void
 ttl_db_states_request(void)
 {
 	RequestAddinShmemSpace(ttl_db_states_size());
+	RequestAddinShmemSpace(ttl_sched_area_size());
 	RequestNamedLWLockTranche("ttl", 1);
 	ttl_resume_store_request();
 }
 
-/* From the shmem startup hook, AddinShmemInitLock held. */
+/*
+ * From the shmem startup hook, AddinShmemInitLock held.  The first time,
+ * the tables are made in the scheduler's area (shared_area.c).
+ */
 void
 ttl_db_states_attach(void)
 {
 	bool		found;
+	bool		area_new;
+	dsa_area   *area;
 
 	db_table = ShmemInitStruct("ttl databases", ttl_db_states_size(), &found);
 	if (!found)
@@ -100,29 +143,47 @@ ttl_db_states_attach(void)
 		memset(db_table, 0, sizeof(TtlDbTable));
 		db_table->lock = &(GetNamedLWLockTranche("ttl"))->lock;
 	}
-	ttl_resume_store_attach();
+	area = ttl_sched_area_create(db_table->lock->tranche, &area_new);
+	if (area_new)
+	{
+		dshash_parameters params = db_params();
+		dshash_table *made = dshash_create(area, &params, NULL);
+
+		db_table->dbs = dshash_get_hash_table_handle(made);
+		dshash_detach(made);
+	}
+	ttl_resume_store_attach(area, db_table->lock->tranche);
+	if (area_new)
+		ttl_sched_area_created();
 }
 
-/* The entry of dboid; with create, a free one made its own.  Lock held. */
+/*
+ * The entry of dboid, its partition locked until put_db; with create, made
+ * when missing (an error only when memory runs out).  Table lock held.
+ */
 static TtlDbState *
 find_db(Oid dboid, bool create)
 {
-	TtlDbState *free_entry = NULL;
-	int			i;
+	TtlDbState *db;
+	bool		found;
 
-	for (i = 0; i < TTL_MAX_DATABASES; i++)
+	if (!create)
+		return dshash_find(dbs, &dboid, true);
+	db = dshash_find_or_insert(dbs, &dboid, &found);
+	if (!found)
 	{
-		if (db_table->dbs[i].dboid == dboid)
-			return &db_table->dbs[i];
-		if (free_entry == NULL && db_table->dbs[i].dboid == InvalidOid)
-			free_entry = &db_table->dbs[i];
+		memset(db, 0, sizeof(TtlDbState));
+		db->dboid = dboid;
+		db->seen = true;
 	}
-	if (!create || free_entry == NULL)
-		return NULL;
-	memset(free_entry, 0, sizeof(TtlDbState));
-	free_entry->dboid = dboid;
-	free_entry->seen = true;
-	return free_entry;
+	return db;
+}
+
+static void
+put_db(TtlDbState *db)
+{
+	if (db != NULL)
+		dshash_release_lock(dbs, db);
 }
 
 /*
@@ -133,19 +194,22 @@ find_db(Oid dboid, bool create)
 void
 ttl_db_launcher_started(void)
 {
-	int			i;
+	dshash_seq_status scan;
+	TtlDbState *db;
 
 	if (db_table == NULL)
 		return;
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
-	for (i = 0; i < TTL_MAX_DATABASES; i++)
-		db_table->dbs[i].running = false;
+	lock_table(LW_EXCLUSIVE);
+	dshash_seq_init(&scan, dbs, true);
+	while ((db = dshash_seq_next(&scan)) != NULL)
+		db->running = false;
+	dshash_seq_term(&scan);
 	LWLockRelease(db_table->lock);
 }
 
 /*
  * Launcher: the connectable databases now.  New ones are entered as never
- * visited; those gone are forgotten.  With rescan, databases found without
+ * visited, however many there are; those gone are forgotten.  With rescan, databases found without
  * the extension are visited once more (a restore, CREATE DATABASE ...
  * TEMPLATE of a database that has it).
  */
@@ -153,42 +217,34 @@ void
 ttl_db_sync(List *dboids, bool rescan)
 {
 	ListCell   *lc;
-	int			i;
-	static bool warned = false;
+	dshash_seq_status scan;
+	TtlDbState *db;
 
 	if (db_table == NULL)
 		return;
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
-	for (i = 0; i < TTL_MAX_DATABASES; i++)
-		db_table->dbs[i].seen = false;
+	lock_table(LW_EXCLUSIVE);
+	dshash_seq_init(&scan, dbs, true);
+	while ((db = dshash_seq_next(&scan)) != NULL)
+		db->seen = false;
+	dshash_seq_term(&scan);
 	foreach(lc, dboids)
 	{
-		TtlDbState *db = find_db(lfirst_oid(lc), true);
-
-		if (db == NULL)
-		{
-			if (!warned)
-				ereport(WARNING,
-						(errmsg("ttl launcher cannot track more than %d databases",
-								TTL_MAX_DATABASES),
-						 errdetail("Databases beyond that number are not purged in the background.")));
-			warned = true;
-			continue;
-		}
+		db = find_db(lfirst_oid(lc), true);
 		db->seen = true;
 		if (rescan && db->has_ttl == TTL_DB_NO)
 			db->has_ttl = TTL_DB_UNKNOWN;
+		put_db(db);
 	}
-	for (i = 0; i < TTL_MAX_DATABASES; i++)
+	dshash_seq_init(&scan, dbs, true);
+	while ((db = dshash_seq_next(&scan)) != NULL)
 	{
-		TtlDbState *db = &db_table->dbs[i];
-
-		if (db->dboid != InvalidOid && !db->seen && !db->running)
+		if (!db->seen && !db->running)
 		{
 			ttl_db_forget_resume_points(db->dboid);
-			db->dboid = InvalidOid;
+			dshash_delete_current(&scan);
 		}
 	}
+	dshash_seq_term(&scan);
 	LWLockRelease(db_table->lock);
 }
 
@@ -248,23 +304,24 @@ Oid
 ttl_db_pick(TimestampTz now, int naptime_ms, bool (*is_blocked) (Oid dboid),
 			long *wait_ms)
 {
-	TtlDbState *best = NULL;
+	TtlDbState	best;			/* a copy: the scan holds no entry */
 	int64		best_urgency = 0;
 	int64		soonest = (int64) naptime_ms * 1000;
 	Oid			result = InvalidOid;
-	int			i;
+	dshash_seq_status scan;
+	TtlDbState *db;
 
 	*wait_ms = naptime_ms;
 	if (db_table == NULL)
 		return InvalidOid;
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
-	for (i = 0; i < TTL_MAX_DATABASES; i++)
+	memset(&best, 0, sizeof(best));
+	lock_table(LW_EXCLUSIVE);
+	dshash_seq_init(&scan, dbs, false);
+	while ((db = dshash_seq_next(&scan)) != NULL)
 	{
-		TtlDbState *db = &db_table->dbs[i];
 		int64		u;
 
-		if (db->dboid == InvalidOid || db->running || db->has_ttl == TTL_DB_NO ||
-			is_blocked(db->dboid))
+		if (db->running || db->has_ttl == TTL_DB_NO || is_blocked(db->dboid))
 			continue;
 		u = urgency(db, now, naptime_ms);
 		if (u < 0)
@@ -272,26 +329,30 @@ ttl_db_pick(TimestampTz now, int naptime_ms, bool (*is_blocked) (Oid dboid),
 			soonest = Min(soonest, -u);
 			continue;
 		}
-		if (best == NULL || more_urgent(db, u, best, best_urgency))
+		if (!OidIsValid(best.dboid) || more_urgent(db, u, &best, best_urgency))
 		{
-			best = db;
+			best = *db;
 			best_urgency = u;
 		}
 	}
-	if (best != NULL)
+	dshash_seq_term(&scan);
+	if (OidIsValid(best.dboid))
 	{
-		for (i = 0; i < TTL_MAX_DATABASES; i++)
+		dshash_seq_init(&scan, dbs, true);
+		while ((db = dshash_seq_next(&scan)) != NULL)
 		{
-			TtlDbState *db = &db_table->dbs[i];
-
-			if (db != best && db->dboid != InvalidOid && !db->running &&
-				db->has_ttl != TTL_DB_NO && urgency(db, now, naptime_ms) >= 0)
+			if (db->dboid == best.dboid)
+			{
+				db->running = true;
+				db->passed_over = 0;
+				db->visits++;
+			}
+			else if (!db->running && db->has_ttl != TTL_DB_NO &&
+					 urgency(db, now, naptime_ms) >= 0)
 				db->passed_over++;
 		}
-		best->running = true;
-		best->passed_over = 0;
-		best->visits++;
-		result = best->dboid;
+		dshash_seq_term(&scan);
+		result = best.dboid;
 	}
 	LWLockRelease(db_table->lock);
 	*wait_ms = Max((long) (soonest / 1000), 10);
@@ -308,7 +369,7 @@ ttl_db_worker_gone(Oid dboid)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, false);
 	if (db != NULL && db->running)
 	{
@@ -316,6 +377,7 @@ ttl_db_worker_gone(Oid dboid)
 		db->last_served = GetCurrentTimestamp();
 		db->pid = 0;
 	}
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -325,12 +387,13 @@ ttl_db_worker_arrived(Oid dboid)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, true);
 	if (db != NULL)
 		db->pid = MyProcPid;
 	db_table->running++;
 	db_table->high_water = Max(db_table->high_water, db_table->running);
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -344,21 +407,25 @@ ttl_db_visits(Oid dboid)
 	TtlDbState *db;
 	int64		visits = 0;
 
-	LWLockAcquire(db_table->lock, LW_SHARED);
+	lock_table(LW_SHARED);
 	db = find_db(dboid, false);
 	if (db != NULL)
 		visits = db->visits;
+	put_db(db);
 	LWLockRelease(db_table->lock);
 	return visits;
 }
 
-/* Worker, at exit (any exit: an on_shmem_exit callback). */
+/*
+ * Worker, at exit (any exit: a before_shmem_exit callback, since the table
+ * is in dynamic shared memory, detached before on_shmem_exit callbacks).
+ */
 void
 ttl_db_worker_left(Oid dboid)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, false);
 	if (db != NULL && db->pid == MyProcPid)
 	{
@@ -366,6 +433,7 @@ ttl_db_worker_left(Oid dboid)
 		db->last_served = GetCurrentTimestamp();
 	}
 	db_table->running--;
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -382,13 +450,14 @@ ttl_db_mark_has_ttl(Oid dboid)
 
 	if (db_table == NULL)
 		return;
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, true);
 	if (db != NULL)
 	{
 		db->has_ttl = TTL_DB_YES;
 		db->ext_marks++;
 	}
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -399,10 +468,11 @@ ttl_db_ext_marks(Oid dboid)
 	TtlDbState *db;
 	uint32		marks = 0;
 
-	LWLockAcquire(db_table->lock, LW_SHARED);
+	lock_table(LW_SHARED);
 	db = find_db(dboid, false);
 	if (db != NULL)
 		marks = db->ext_marks;
+	put_db(db);
 	LWLockRelease(db_table->lock);
 	return marks;
 }
@@ -418,10 +488,11 @@ ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, has_ttl);
 	if (db != NULL && (has_ttl || db->ext_marks == marks_before))
 		db->has_ttl = has_ttl ? TTL_DB_YES : TTL_DB_NO;
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -435,7 +506,7 @@ ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, false);
 	if (db != NULL)
 	{
@@ -443,6 +514,7 @@ ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due)
 		db->oldest_due = oldest_due;
 		db->last_error[0] = '\0';
 	}
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -452,13 +524,14 @@ ttl_db_publish_error(Oid dboid, const char *message)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, false);
 	if (db != NULL)
 	{
 		strlcpy(db->last_error, message, TTL_ERROR_LEN);
 		db->last_error_at = GetCurrentTimestamp();
 	}
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -476,7 +549,7 @@ ttl_db_note_interrupted(Oid dboid, Oid relid, TtlStep step, bool by_bound, int64
 
 	if (db_table == NULL)
 		return;
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, false);
 	if (db != NULL)
 	{
@@ -486,6 +559,7 @@ ttl_db_note_interrupted(Oid dboid, Oid relid, TtlStep step, bool by_bound, int64
 		db->interrupted.bound_ms = bound_ms;
 		db->interrupted.seq = ++db_table->interrupted_seq;
 	}
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -496,10 +570,11 @@ ttl_db_take_interrupted(Oid dboid, TtlInterrupted *rec)
 	TtlDbState *db;
 
 	memset(rec, 0, sizeof(*rec));
-	LWLockAcquire(db_table->lock, LW_SHARED);
+	lock_table(LW_SHARED);
 	db = find_db(dboid, false);
 	if (db != NULL)
 		*rec = db->interrupted;
+	put_db(db);
 	LWLockRelease(db_table->lock);
 	return OidIsValid(rec->relid);
 }
@@ -510,10 +585,11 @@ ttl_db_forget_interrupted(Oid dboid, uint32 seq)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db = find_db(dboid, false);
 	if (db != NULL && db->interrupted.seq == seq)
 		memset(&db->interrupted, 0, sizeof(TtlInterrupted));
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -523,7 +599,7 @@ ttl_db_note_termination(Oid dboid, Oid relid, TtlStep step, int64 bound_ms)
 {
 	TtlDbState *db;
 
-	LWLockAcquire(db_table->lock, LW_EXCLUSIVE);
+	lock_table(LW_EXCLUSIVE);
 	db_table->terminations++;
 	db = find_db(dboid, false);
 	if (db != NULL)
@@ -538,6 +614,7 @@ ttl_db_note_termination(Oid dboid, Oid relid, TtlStep step, int64 bound_ms)
 					 "terminated after ttl.max_visit_time (" INT64_FORMAT " ms) between statements",
 					 bound_ms);
 	}
+	put_db(db);
 	LWLockRelease(db_table->lock);
 }
 
@@ -550,21 +627,28 @@ TtlDbReport *
 ttl_db_report(int *n)
 {
 	TtlDbReport *out;
-	int			i;
+	int			room = 64;
+	dshash_seq_status scan;
+	TtlDbState *db;
 
 	*n = 0;
 	if (db_table == NULL)
 		return NULL;
-	out = palloc0(sizeof(TtlDbReport) * TTL_MAX_DATABASES);
-	LWLockAcquire(db_table->lock, LW_SHARED);
-	for (i = 0; i < TTL_MAX_DATABASES; i++)
+	out = palloc0(sizeof(TtlDbReport) * room);
+	lock_table(LW_SHARED);
+	dshash_seq_init(&scan, dbs, false);
+	while ((db = dshash_seq_next(&scan)) != NULL)
 	{
-		TtlDbState *db = &db_table->dbs[i];
 		TtlDbReport *r;
 
-		if (db->dboid == InvalidOid)
-			continue;
+		if (*n == room)
+		{
+			/* repalloc may raise: the locks go with the error */
+			room *= 2;
+			out = repalloc(out, sizeof(TtlDbReport) * room);
+		}
 		r = &out[(*n)++];
+		memset(r, 0, sizeof(TtlDbReport));
 		r->dboid = db->dboid;
 		r->has_ttl_known = (db->has_ttl != TTL_DB_UNKNOWN);
 		r->has_ttl = (db->has_ttl == TTL_DB_YES);
@@ -577,6 +661,7 @@ ttl_db_report(int *n)
 		r->terminations = db->terminations;
 		strlcpy(r->last_termination, db->last_termination, sizeof(r->last_termination));
 	}
+	dshash_seq_term(&scan);
 	LWLockRelease(db_table->lock);
 	return out;
 }

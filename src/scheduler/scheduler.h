@@ -4,8 +4,10 @@
  *		databases, most urgent first, to a pool of at most ttl.max_workers
  *		purge workers (worker.c), each of which serves one database for a
  *		round and leaves.  db_states.c holds what is known of each database
- *		in shared memory; worker_slots.c holds the workers' slots and stops
- *		a worker before DROP DATABASE and the like.
+ *		and resume_store.c the containers' resume points, in dynamic shared
+ *		memory (shared_area.c) with no fixed cap; worker_slots.c holds the
+ *		workers' slots and stops a worker before DROP DATABASE and the
+ *		like.
  */
 #ifndef TTL_SCHEDULER_H
 #define TTL_SCHEDULER_H
@@ -13,6 +15,7 @@
 #include "access/xact.h"
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
+#include "utils/dsa.h"
 
 #include "base/hooks.h"
 
@@ -36,6 +39,12 @@ extern void ttl_scheduler_xact_callback(XactEvent event, void *arg);
 
 /* database_commands.c, for worker_slots.c */
 extern Oid	ttl_database_needed_alone(Node *stmt);
+
+/* shared_area.c: the dynamic shared memory of db_states.c and resume_store.c */
+extern Size ttl_sched_area_size(void);
+extern dsa_area *ttl_sched_area_create(int tranche_id, bool *created);
+extern void ttl_sched_area_created(void);
+extern dsa_area *ttl_sched_area(void);
 
 /* db_states.c: the databases, in shared memory */
 extern Size ttl_db_states_size(void);
@@ -78,7 +87,7 @@ extern void ttl_db_note_termination(Oid dboid, Oid relid, TtlStep step, int64 bo
 
 /* resume_store.c: where each container's next batch starts, between visits */
 extern void ttl_resume_store_request(void);
-extern void ttl_resume_store_attach(void);
+extern void ttl_resume_store_attach(dsa_area *area, int tranche_id);
 extern void ttl_db_forget_resume_points(Oid dboid);
 extern void ttl_db_load_resume_points(Oid dboid, struct HTAB *map);
 extern void ttl_db_save_resume_points(Oid dboid, struct HTAB *map);

@@ -439,7 +439,8 @@ ttl_worker_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname("ttl worker");
 	ttl_db_worker_arrived(dboid);
-	on_shmem_exit(worker_leaves, ObjectIdGetDatum(dboid));
+	/* before the dynamic shared memory is detached (db_states.c lives there) */
+	before_shmem_exit(worker_leaves, ObjectIdGetDatum(dboid));
 	/*
 	 * The worker is the bootstrap superuser: whatever the database's or the
 	 * role's setting (lower sources than this one), nothing it runs

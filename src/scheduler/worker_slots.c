@@ -22,10 +22,16 @@
  * it and backs that container off.  A worker stopped for a database
  * command (below) hands nothing on: the container did nothing wrong.
  *
+ * The list of blocked databases has one place per backend (MaxBackends):
+ * a backend runs one such command at a time, so every command finds a
+ * place, however many run at once; should one ever find none, it waits
+ * for one rather than run without its guard.
+ *
  * Locking: TtlShared->mutex (a spinlock) guards the slot array and the
  * list of blocked databases.  A slot is claimed by a worker at start and
- * released by its exit callback (which takes db_states.c's lock only after
- * releasing the spinlock).  A backend about to run one of those
+ * released by its exit callback (before_shmem_exit: db_states.c lives in
+ * dynamic shared memory; its lock is taken only after releasing the
+ * spinlock).  A backend about to run one of those
  * commands blocks the database for the duration of the command (no worker
  * may start there), stops its worker and waits for it, so the command
  * never finds our worker connected; the block is lifted when the command
@@ -76,8 +82,6 @@ typedef struct TtlWorkerSlot
 	int64		bound_ms;		/* with TTL_END_VISIT_BOUND: the bound */
 } TtlWorkerSlot;
 
-#define TTL_MAX_BLOCKED 16
-
 typedef struct TtlBlockedDatabase
 {
 	Oid			dboid;
@@ -88,12 +92,13 @@ typedef struct TtlShared
 {
 	slock_t		mutex;
 	int64		visit_bound_ms; /* the launcher's, 0: not published yet */
-	TtlBlockedDatabase blocked[TTL_MAX_BLOCKED];
+	int			nblocked;		/* MaxBackends places after the slots */
 	int			nslots;
 	TtlWorkerSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } TtlShared;
 
 static TtlShared *ttl_shared = NULL;
+static TtlBlockedDatabase *blocked = NULL;	/* ttl_shared->nblocked places */
 static int	my_slot = -1;		/* a worker's own slot, once claimed */
 
 static void slot_set_inflight(Oid relid, TtlStep step);
@@ -106,10 +111,17 @@ static const TtlVisitSlot my_visit_slot = {
 };
 
 static Size
+slots_size(void)
+{
+	return MAXALIGN(add_size(offsetof(TtlShared, slots),
+							 mul_size(max_worker_processes, sizeof(TtlWorkerSlot))));
+}
+
+/* MaxBackends is known by the time shared memory is requested. */
+static Size
 ttl_shared_size(void)
 {
-	return add_size(offsetof(TtlShared, slots),
-					mul_size(max_worker_processes, sizeof(TtlWorkerSlot)));
+	return add_size(slots_size(), mul_size(MaxBackends, sizeof(TtlBlockedDatabase)));
 }
 
 /* shmem_request_hook's step (ttl.c): the slots and the databases' states */
@@ -128,11 +140,13 @@ ttl_scheduler_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	ttl_shared = ShmemInitStruct("ttl", ttl_shared_size(), &found);
+	blocked = (TtlBlockedDatabase *) ((char *) ttl_shared + slots_size());
 	if (!found)
 	{
 		SpinLockInit(&ttl_shared->mutex);
 		ttl_shared->visit_bound_ms = 0;
-		memset(ttl_shared->blocked, 0, sizeof(ttl_shared->blocked));
+		ttl_shared->nblocked = MaxBackends;
+		memset(blocked, 0, sizeof(TtlBlockedDatabase) * MaxBackends);
 		ttl_shared->nslots = max_worker_processes;
 		memset(ttl_shared->slots, 0, sizeof(TtlWorkerSlot) * max_worker_processes);
 	}
@@ -168,9 +182,9 @@ database_blocked_locked(Oid dboid)
 {
 	int			i;
 
-	for (i = 0; i < TTL_MAX_BLOCKED; i++)
+	for (i = 0; i < ttl_shared->nblocked; i++)
 	{
-		TtlBlockedDatabase *b = &ttl_shared->blocked[i];
+		TtlBlockedDatabase *b = &blocked[i];
 
 		if (b->dboid == dboid && b->by_pid != 0)
 			return true;
@@ -236,7 +250,12 @@ ttl_claim_worker_slot(Oid dboid)
 	if (free_slot < 0)
 		return false;
 	my_slot = free_slot;
-	on_shmem_exit(release_worker_slot, Int32GetDatum(free_slot));
+	/*
+	 * Before the dynamic shared memory is detached: the in-flight record
+	 * goes to db_states.c, which lives there.  Registered before
+	 * InitPostgres, so it runs after the transaction is aborted.
+	 */
+	before_shmem_exit(release_worker_slot, Int32GetDatum(free_slot));
 	ttl_visit_attach(&my_visit_slot);
 	return true;
 }
@@ -405,50 +424,71 @@ unblock_my_databases(int code, Datum arg)
 	int			i;
 
 	SpinLockAcquire(&ttl_shared->mutex);
-	for (i = 0; i < TTL_MAX_BLOCKED; i++)
+	for (i = 0; i < ttl_shared->nblocked; i++)
 	{
-		if (ttl_shared->blocked[i].by_pid == MyProcPid)
+		if (blocked[i].by_pid == MyProcPid)
 		{
-			ttl_shared->blocked[i].dboid = InvalidOid;
-			ttl_shared->blocked[i].by_pid = 0;
+			blocked[i].dboid = InvalidOid;
+			blocked[i].by_pid = 0;
 		}
 	}
 	SpinLockRelease(&ttl_shared->mutex);
 }
 
+/* A free place of the list made ours for dboid, or -1; mutex not held. */
+static int
+take_block_place(Oid dboid)
+{
+	int			i;
+	int			place = -1;
+
+	SpinLockAcquire(&ttl_shared->mutex);
+	for (i = 0; i < ttl_shared->nblocked; i++)
+	{
+		if (blocked[i].by_pid == 0)
+		{
+			blocked[i].dboid = dboid;
+			blocked[i].by_pid = MyProcPid;
+			place = i;
+			break;
+		}
+	}
+	SpinLockRelease(&ttl_shared->mutex);
+	return place;
+}
+
+/*
+ * Block dboid for this backend's command: its place in the list.  There
+ * is one place per backend, so one is always free; were none, the command
+ * waits for one (it never runs unguarded).
+ */
 static int
 block_database(Oid dboid)
 {
 	static bool exit_callback_registered = false;
-	int			i;
-	int			slot = -1;
+	int			place;
 
 	if (!exit_callback_registered)
 	{
 		before_shmem_exit(unblock_my_databases, (Datum) 0);
 		exit_callback_registered = true;
 	}
-	SpinLockAcquire(&ttl_shared->mutex);
-	for (i = 0; i < TTL_MAX_BLOCKED; i++)
+	while ((place = take_block_place(dboid)) < 0)
 	{
-		if (ttl_shared->blocked[i].by_pid == 0)
-		{
-			ttl_shared->blocked[i].dboid = dboid;
-			ttl_shared->blocked[i].by_pid = MyProcPid;
-			slot = i;
-			break;
-		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, ttl_wait_event(&worker_exit_wait_event, "TtlWorkerExit"));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
-	SpinLockRelease(&ttl_shared->mutex);
-	return slot;
+	return place;
 }
 
 static void
-unblock_database(int slot)
+unblock_database(int place)
 {
 	SpinLockAcquire(&ttl_shared->mutex);
-	ttl_shared->blocked[slot].dboid = InvalidOid;
-	ttl_shared->blocked[slot].by_pid = 0;
+	blocked[place].dboid = InvalidOid;
+	blocked[place].by_pid = 0;
 	SpinLockRelease(&ttl_shared->mutex);
 }
 
