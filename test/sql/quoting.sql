@@ -210,6 +210,11 @@ SELECT k, c.paused FROM quoting_help.c q JOIN ttl.containers c ON c.container = 
 SELECT k, ttl.resume(c), ttl.set_default_ttl(c, 7200) FROM quoting_help.c ORDER BY k;
 SELECT k, c.paused, c.default_ttl FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
 
+-- rule 10 off and on again (1.7)
+SELECT k, ttl.set_replace_expired(c, false) FROM quoting_help.c ORDER BY k;
+SELECT k, c.replace_expired FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
+SELECT k, ttl.set_replace_expired(c, true) FROM quoting_help.c ORDER BY k;
+
 -- every purge index mode, in both forms of ttl.set_append_only
 SELECT k, ttl.set_append_only(c, true) FROM quoting_help.c ORDER BY k;
 SELECT k, quoting_help.ttl_indexes(c) FROM quoting_help.c ORDER BY k;
