@@ -99,6 +99,6 @@ BEGIN
     END LOOP;
 END $$;
 -- nothing changed the container
-SELECT container, live_view, default_ttl, deadline_property FROM ttl.containers;
+SELECT container, live_view, default_ttl, deadline_property FROM ttl.containers ORDER BY container::text COLLATE "C";
 SELECT ttl.disable('"Regclass Errors".re');
 DROP SCHEMA "Regclass Errors" CASCADE;
