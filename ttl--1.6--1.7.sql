@@ -480,26 +480,8 @@ $$;
 REVOKE SELECT ON ttl.purge_stats FROM PUBLIC;
 GRANT SELECT (relid, rows_purged, last_purge_at, last_error_at) ON ttl.purge_stats TO PUBLIC;
 
-CREATE OR REPLACE VIEW ttl.stats AS
-SELECT r.relid                        AS container,
-       coalesce(s.rows_purged, 0)     AS rows_purged,
-       s.last_purge_at,
-       CASE WHEN pg_catalog.has_table_privilege(c.oid, 'SELECT')
-             AND NOT pg_catalog.row_security_active(c.oid)
-            THEN s.last_error END     AS last_error,
-       s.last_error_at,
-       b.expired                      AS expired_backlog,
-       b.oldest_expired_at,
-       ttl.now() OPERATOR(pg_catalog.-) b.oldest_expired_at AS oldest_expired_age,
-       r.held_since,
-       r.hold_reason,
-       coalesce(s.overruns, 0)        AS overruns,
-       s.retry_after
-  FROM ttl.registry r
-  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
-  LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
-  CROSS JOIN LATERAL ttl._backlog(r.relid) b;
-COMMENT ON VIEW ttl.stats IS 'purge statistics per container; last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off (issue 25)';
+-- ttl.stats itself is defined once, with every column 1.7 gives it, in the
+-- rule 10 section below (it also counts rule 10's replacements).
 COMMENT ON FUNCTION ttl._backlog(regclass) IS 'ttl.backlog for ttl.stats: NULLs for tables the caller cannot SELECT or whose rows row-level security filters for the caller, gone, or temporary tables of other sessions';
 COMMENT ON FUNCTION ttl.backlog(regclass) IS 'expired items not yet purged (each purge index walked up to 1,000,000 rows, as the table''s owner) and when the oldest expired; 42501 when row-level security applies to the caller';
 
