@@ -16,7 +16,7 @@ MODULE_big = ttl
 # Recursively expanded: $(srcdir) is set by PGXS, included below.
 OBJS = $(patsubst $(srcdir)/%.c,%.o,$(sort $(wildcard $(srcdir)/src/*.c $(srcdir)/src/*/*.c)))
 EXTENSION = ttl
-DATA = ttl--1.0.sql ttl--1.0--1.1.sql ttl--1.1--1.2.sql ttl--1.2--1.3.sql ttl--1.3--1.4.sql ttl--1.4--1.5.sql ttl--1.5--1.6.sql ttl--1.6--1.7.sql
+DATA = ttl--1.0.sql ttl--1.0--1.1.sql ttl--1.1--1.2.sql ttl--1.2--1.3.sql ttl--1.3--1.4.sql ttl--1.4--1.5.sql ttl--1.5--1.6.sql ttl--1.6--1.7.sql ttl--1.7--1.8.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view \
@@ -48,7 +48,7 @@ INSTALLCHECK_SKIP =
 installcheck: REGRESS := $(filter-out $(INSTALLCHECK_SKIP),$(REGRESS))
 installcheck: ISOLATION := $(filter-out $(INSTALLCHECK_SKIP),$(ISOLATION))
 
-# make dist: the PGXN zip, ttl-1.7.0.zip for default_version '1.7'.
+# make dist: the PGXN zip, ttl-1.8.0.zip for default_version '1.8'.
 SEMVER = $(shell sed -n "s/^default_version *= *'\([0-9]*\.[0-9]*\)'.*/\1.0/p" $(srcdir)/ttl.control)
 .PHONY: dist
 dist:
