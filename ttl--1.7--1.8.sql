@@ -11,6 +11,474 @@
 -- ---------------------------------------------------------------------------
 -- section: purge and deadline indexes owned by the registry (issue 28)
 -- ---------------------------------------------------------------------------
+-- Which indexes ttl made is recorded in ttl.indexes, dumped with the
+-- registry (pg_extension_config_dump), not in their COMMENT: pg_dump
+-- --no-comments dropped that mark, and with it the purge's direct path,
+-- and ttl.disable, ttl.set_append_only and ttl.set_deadline_property lost
+-- sight of the indexes.  The key is the container and the index's name (an
+-- index lives in its table's schema): index OIDs change on a restore, which
+-- loads this table before it creates any index.  The library recognises a
+-- purge or deadline index by its shape alone (any index of that shape
+-- serves); this record only says which of them ttl.disable and the
+-- functions that replace an index may drop: never a user's index of the
+-- same shape.  Renames of the index follow (ttl._ddl_start, now also on
+-- ALTER INDEX), DROP INDEX / DROP TABLE forget it (ttl._on_sql_drop); the
+-- comments are still written, for people.  See registry/index_owner.c.
+CREATE TABLE ttl.indexes (
+    relid      regclass NOT NULL,
+    index_name name NOT NULL,
+    purpose    text NOT NULL CHECK (purpose IN ('purge', 'deadline')),
+    PRIMARY KEY (relid, index_name)
+);
+COMMENT ON TABLE ttl.indexes IS 'the purge and deadline indexes ttl made, which ttl.disable drops; change it only through the ttl.* functions';
+SELECT pg_catalog.pg_extension_config_dump('ttl.indexes', '');
+REVOKE ALL ON ttl.indexes FROM PUBLIC;
+GRANT SELECT ON ttl.indexes TO PUBLIC;
+
+-- the indexes ttl made before 1.8, known by their comment until now
+INSERT INTO ttl.indexes (relid, index_name, purpose)
+SELECT r.relid, c.relname,
+       CASE pg_catalog.obj_description(i.indexrelid, 'pg_class')
+            WHEN 'ttl purge index' THEN 'purge' ELSE 'deadline' END
+  FROM ttl.registry r
+  JOIN pg_catalog.pg_index i ON i.indrelid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid
+ WHERE pg_catalog.obj_description(i.indexrelid, 'pg_class') OPERATOR(pg_catalog.=)
+       ANY (ARRAY['ttl purge index', 'ttl deadline index'])
+ON CONFLICT DO NOTHING;
+
+CREATE FUNCTION ttl._own_index(index regclass, purpose text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_own_index'
+    LANGUAGE C STRICT;
+COMMENT ON FUNCTION ttl._own_index(regclass, text) IS 'record a purge or deadline index of a container as made by ttl (owner only)';
+
+CREATE FUNCTION ttl._purge_index_kind(index regclass, container regclass) RETURNS text
+    AS 'MODULE_PATHNAME', 'ttl_purge_index_kind_sql'
+    LANGUAGE C STABLE STRICT;
+
+-- The indexes of a container that ttl made (of one purpose, or all), as
+-- they are now: a recorded name that is no index of the table is skipped.
+CREATE FUNCTION ttl._owned_indexes(container regclass, purpose text) RETURNS SETOF regclass
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT ic.oid::pg_catalog.regclass
+      FROM ttl.indexes o
+      JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) o.relid::pg_catalog.oid
+      JOIN pg_catalog.pg_class ic ON ic.relnamespace OPERATOR(pg_catalog.=) t.relnamespace
+                                 AND ic.relname OPERATOR(pg_catalog.=) o.index_name
+      JOIN pg_catalog.pg_index i ON i.indexrelid OPERATOR(pg_catalog.=) ic.oid
+                                AND i.indrelid OPERATOR(pg_catalog.=) t.oid
+     WHERE o.relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid
+       AND ($2 IS NULL OR o.purpose OPERATOR(pg_catalog.=) $2)
+     ORDER BY ic.relname
+$$;
+
+-- a rename of an index by ALTER INDEX reaches ttl._ddl_start too
+CREATE EVENT TRIGGER ttl_index_ddl_start ON ddl_command_start
+    WHEN TAG IN ('ALTER INDEX') EXECUTE FUNCTION ttl._ddl_start();
+
+-- dropped objects: also the record of a dropped index, or of a dropped
+-- container's indexes (an index is matched by its schema and name: its
+-- table's row is gone from pg_index by now)
+CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM ttl.registry r
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.purge_stats s
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND s.relid OPERATOR(pg_catalog.=) d.objid;
+    UPDATE ttl.registry r SET live_view = NULL
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.live_view::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND x.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d, pg_catalog.pg_class t, pg_catalog.pg_namespace n
+     WHERE d.object_type OPERATOR(pg_catalog.=) 'index'
+       AND t.oid OPERATOR(pg_catalog.=) x.relid::pg_catalog.oid
+       AND n.oid OPERATOR(pg_catalog.=) t.relnamespace
+       AND n.nspname OPERATOR(pg_catalog.=) d.schema_name
+       AND x.index_name OPERATOR(pg_catalog.=) d.object_name;
+END
+$$;
+REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
+
+-- The functions that make, replace or drop ttl's indexes keep the record:
+-- ttl.enable, ttl.set_append_only and ttl.set_deadline_property record the
+-- index they make; they and ttl.disable drop only recorded ones; the
+-- statements of ttl.upgrade_purge_index_sql and ttl.deadline_index_sql end
+-- by recording the index they build.  None of them reads a comment.
+CREATE OR REPLACE FUNCTION ttl.enable(container regclass, default_ttl integer, doc_column name DEFAULT 'doc',
+                                      deadline_property text DEFAULT NULL)
+RETURNS regclass
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET citus.enable_unsafe_triggers = on
+AS $$
+DECLARE
+    rel       pg_catalog.pg_class;
+    nsp       name;
+    view_name text;
+    idx_name  text;
+    opts      text := 'security_barrier';
+    v         regclass;
+BEGIN
+    -- checks and the registry row; raises before anything is created
+    PERFORM ttl._register(container, default_ttl, doc_column);
+
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    view_name := rel.relname::text OPERATOR(pg_catalog.||) '_live';
+    idx_name := ttl._purge_index_name(rel.relname);
+    IF pg_catalog.octet_length(view_name) OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'view name "%" for container % is too long', view_name, container
+            USING ERRCODE = 'name_too_long',
+                  HINT = 'Rename the table to at most 58 bytes.';
+    END IF;
+    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, view_name)) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%.%" already exists', nsp, view_name
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = pg_catalog.format('ttl.enable creates the view %I.%I for container %s.', nsp, view_name, container);
+    END IF;
+
+    -- existing documents must be valid before the trigger guards new ones
+    PERFORM ttl._existing_rows(container, doc_column, false);
+    EXECUTE pg_catalog.format('CREATE TRIGGER zzz_ttl_stamp BEFORE INSERT OR UPDATE ON %s'
+                              ' FOR EACH ROW EXECUTE FUNCTION ttl.stamp(%L)', container, doc_column);
+    -- rows without _ts get a full lifetime from now, never a mass expiry
+    PERFORM ttl._existing_rows(container, doc_column, true);
+    -- the purge index, recorded as ttl's in ttl.indexes (for ttl.disable);
+    -- the comment only informs
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))',
+                              idx_name, container, doc_column);
+    EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name, 'ttl purge index');
+    PERFORM ttl._own_index(pg_catalog.format('%I.%I', nsp, idx_name)::pg_catalog.regclass, 'purge');
+
+    -- while the table has row-level security the view runs as the reader
+    -- (ttl._ddl_end keeps it so when RLS is switched later)
+    IF rel.relrowsecurity THEN
+        opts := opts OPERATOR(pg_catalog.||) ', security_invoker';
+    END IF;
+    EXECUTE pg_catalog.format('CREATE VIEW %I.%I WITH (%s) AS SELECT * FROM %s WHERE ttl.live(%I, %L::pg_catalog.regclass)',
+                              nsp, view_name, opts, container, doc_column, container::pg_catalog.oid::pg_catalog.text);
+    EXECUTE pg_catalog.format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, pg_catalog.pg_get_userbyid(rel.relowner));
+    EXECUTE pg_catalog.format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+                              pg_catalog.format('live (unexpired) items of ttl container %s', container));
+    v := pg_catalog.format('%I.%I', nsp, view_name)::pg_catalog.regclass;
+    PERFORM ttl._set_objects(container, v);
+    -- rule 9: the deadline property, its trigger argument and its index
+    IF deadline_property IS NOT NULL THEN
+        PERFORM ttl.set_deadline_property(container, deadline_property);
+    END IF;
+    RETURN v;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.disable(container regclass) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    view_oid regclass;
+    idx      regclass;
+    owned    regclass[];
+BEGIN
+    IF container IS NULL THEN
+        RAISE EXCEPTION 'container must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT r.live_view INTO view_oid FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    -- the purge and deadline indexes ttl made, read before their record goes
+    owned := ARRAY(SELECT o.o FROM ttl._owned_indexes(container, NULL) o(o));
+    PERFORM ttl._unregister(container);     -- checks owner and registration
+    EXECUTE pg_catalog.format('DROP TRIGGER IF EXISTS zzz_ttl_stamp ON %s', container);
+    IF view_oid IS NOT NULL THEN
+        EXECUTE pg_catalog.format('DROP VIEW IF EXISTS %s', view_oid);
+    END IF;
+    FOREACH idx IN ARRAY owned
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+END
+$$;
+ALTER FUNCTION ttl.disable(regclass) SET citus.enable_unsafe_triggers = on;
+ALTER FUNCTION ttl.disable(regclass) SET citus.multi_shard_modify_mode = 'sequential';
+
+CREATE OR REPLACE FUNCTION ttl.set_append_only(container regclass, append_only boolean, purge_index text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel      pg_catalog.pg_class;
+    nsp      name;
+    doc      name;
+    was      text;
+    idx_name text;
+    idx      regclass;
+BEGIN
+    IF container IS NULL THEN
+        RAISE EXCEPTION 'container must not be null' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT CASE WHEN NOT r.append_only THEN 'btree' WHEN r.index_free THEN 'none' ELSE 'brin' END,
+           r.doc_column INTO was, doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    -- checks owner, registration and the values; holds the purge lock
+    PERFORM ttl._set_append_only(container, append_only, purge_index);
+    IF was OPERATOR(pg_catalog.=) purge_index THEN
+        RETURN;
+    END IF;
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    idx_name := ttl._purge_index_name(rel.relname, purge_index OPERATOR(pg_catalog.=) 'brin');
+    IF purge_index OPERATOR(pg_catalog.=) 'brin' THEN
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s USING brin ((ttl.doc_purge_key(%I)) pg_catalog.int8_minmax_multi_ops)'
+                                  ' WITH (autosummarize = on)', idx_name, container, doc);
+    ELSIF purge_index OPERATOR(pg_catalog.=) 'btree' THEN
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))', idx_name, container, doc);
+    END IF;
+    -- the old purge indexes ttl made go (after the new one is there; it is
+    -- not recorded yet), never a user's index of the same shape
+    FOR idx IN SELECT o.o FROM ttl._owned_indexes(container, 'purge') o(o)
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+    IF purge_index OPERATOR(pg_catalog.<>) 'none' THEN
+        EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name, 'ttl purge index');
+        PERFORM ttl._own_index(pg_catalog.format('%I.%I', nsp, idx_name)::pg_catalog.regclass, 'purge');
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.set_deadline_property(container regclass, property text) RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET citus.enable_unsafe_triggers = on
+AS $$
+DECLARE
+    rel      pg_catalog.pg_class;
+    nsp      name;
+    doc      name;
+    idx      regclass;
+    idx_name text;
+BEGIN
+    -- checks owner, registration and the name; registry and trigger
+    PERFORM ttl._set_deadline_property(container, property);
+    SELECT r.doc_column INTO doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    -- deadline indexes ttl made for another property (or for none) go
+    FOR idx IN SELECT o.o FROM ttl._owned_indexes(container, 'deadline') o(o)
+                WHERE NOT ttl._is_deadline_index(o.o, container)
+    LOOP
+        EXECUTE pg_catalog.format('DROP INDEX %s', idx);
+    END LOOP;
+    IF property IS NOT NULL AND NOT EXISTS (
+           SELECT FROM pg_catalog.pg_index i
+            WHERE i.indrelid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+              AND ttl._is_deadline_index(i.indexrelid, container)) THEN
+        idx_name := ttl._deadline_index_name(rel.relname);
+        EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_deadline_key(%I, %L::pg_catalog.text)))'
+                                  ' WHERE ttl.doc_deadline_key(%I, %L::pg_catalog.text) IS NOT NULL',
+                                  idx_name, container, doc, property, doc, property);
+        EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name,
+                                  'ttl deadline index');
+        PERFORM ttl._own_index(pg_catalog.format('%I.%I', nsp, idx_name)::pg_catalog.regclass, 'deadline');
+    END IF;
+    -- stored items: the first malformed one fails the call (all rolls back)
+    PERFORM ttl._check_deadlines(container);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.deadline_index_sql(container regclass, property text) RETURNS SETOF text
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    doc      name;
+    root     pg_catalog.pg_class;
+    nsp      name;
+    part     record;
+    key      text;
+    alt      boolean;
+BEGIN
+    SELECT * INTO root FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', container::pg_catalog.oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    -- the owner only (issue 25, item 1)
+    IF NOT pg_catalog.pg_has_role(root.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'must be owner of table %', root.relname
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = pg_catalog.format('Only the owner of table %s (or a member of its role) may build its deadline index.', container);
+    END IF;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) root.relnamespace;
+    SELECT r.doc_column INTO doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not a ttl container', container
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Enable it with ttl.enable(..., deadline_property => ...).';
+    END IF;
+    IF EXISTS (SELECT FROM ttl.registry r
+                WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+                  AND r.deadline_property OPERATOR(pg_catalog.=) property)
+       AND EXISTS (SELECT FROM pg_catalog.pg_index i
+                    WHERE i.indrelid OPERATOR(pg_catalog.=) root.oid
+                      AND ttl._is_deadline_index(i.indexrelid, container)) THEN
+        RETURN;
+    END IF;
+    -- the first names are taken (the index of the present property, say):
+    -- the alternative ones, which set_deadline_property keeps as well
+    SELECT pg_catalog.bool_or(pg_catalog.to_regclass(pg_catalog.format('%I.%I',
+               n.nspname, ttl._deadline_index_name(c.relname))) IS NOT NULL)
+      INTO alt
+      FROM pg_catalog.pg_class c
+      JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+     WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT t.relid::pg_catalog.oid
+                                                     FROM pg_catalog.pg_partition_tree(container) t))
+        OR c.oid OPERATOR(pg_catalog.=) root.oid;
+    alt := coalesce(alt, false);
+    key := pg_catalog.format('((ttl.doc_deadline_key(%1$I, %2$L::pg_catalog.text)))'
+                             ' WHERE ttl.doc_deadline_key(%1$I, %2$L::pg_catalog.text) IS NOT NULL',
+                             doc, property);
+    IF root.relkind OPERATOR(pg_catalog.=) 'p' THEN
+        -- parents before children: each index is attached to its parent's
+        FOR part IN
+            SELECT t.relid, t.parentrelid, t.isleaf, t.level, c.relname, n.nspname AS nsp,
+                   pc.relname AS parent_name, pn.nspname AS parent_nsp
+              FROM pg_catalog.pg_partition_tree(container) t
+              JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid
+              JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+              LEFT JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) t.parentrelid::pg_catalog.oid
+              LEFT JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace
+             WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['p', 'r']::"char"[])
+             ORDER BY t.level, c.relname
+        LOOP
+            RETURN NEXT pg_catalog.format(CASE WHEN part.isleaf THEN 'CREATE INDEX CONCURRENTLY %I ON %I.%I %s'
+                                               ELSE 'CREATE INDEX %I ON ONLY %I.%I %s' END,
+                                          ttl._deadline_index_name(part.relname, alt), part.nsp, part.relname, key);
+            IF part.parentrelid IS NOT NULL THEN
+                RETURN NEXT pg_catalog.format('ALTER INDEX %I.%I ATTACH PARTITION %I.%I',
+                                              part.parent_nsp, ttl._deadline_index_name(part.parent_name, alt),
+                                              part.nsp, ttl._deadline_index_name(part.relname, alt));
+            END IF;
+        END LOOP;
+    ELSE
+        RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %s %s',
+                                      ttl._deadline_index_name(root.relname, alt), container, key);
+    END IF;
+    RETURN NEXT pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp,
+                                  ttl._deadline_index_name(root.relname, alt), 'ttl deadline index');
+    -- recorded as ttl's: set_deadline_property and ttl.disable drop it
+    RETURN NEXT pg_catalog.format('SELECT ttl._own_index(%L::pg_catalog.regclass, %L)',
+                                  pg_catalog.format('%I.%I', nsp, ttl._deadline_index_name(root.relname, alt)),
+                                  'deadline');
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ttl.upgrade_purge_index_sql(container regclass) RETURNS SETOF text
+LANGUAGE plpgsql STABLE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    doc      name;
+    root     pg_catalog.pg_class;
+    nsp      name;
+    part     record;
+    idx      record;
+    key      text;
+    has_key  boolean;
+BEGIN
+    SELECT * INTO root FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', container::pg_catalog.oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) root.relnamespace;
+    SELECT r.doc_column INTO doc FROM ttl.registry r
+     WHERE r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table % is not a ttl container', container
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Enable it with ttl.enable(); it then gets the single purge index.';
+    END IF;
+    key := pg_catalog.format('((ttl.doc_purge_key(%I)))', doc);
+    -- any valid index of the single purge index's shape serves (whoever made it)
+    SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 INTO has_key
+      FROM pg_catalog.pg_index i
+     WHERE i.indrelid OPERATOR(pg_catalog.=) root.oid
+       AND ttl._purge_index_kind(i.indexrelid, container) OPERATOR(pg_catalog.=) ANY (ARRAY['btree', 'brin']);
+    IF has_key THEN
+        RETURN;
+    END IF;
+
+    IF root.relkind OPERATOR(pg_catalog.=) 'p' THEN
+        -- parents before children: each index is attached to its parent's
+        FOR part IN
+            SELECT t.relid, t.parentrelid, t.isleaf, t.level, c.relname, n.nspname AS nsp,
+                   pc.relname AS parent_name, pn.nspname AS parent_nsp
+              FROM pg_catalog.pg_partition_tree(container) t
+              JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid::pg_catalog.oid
+              JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+              LEFT JOIN pg_catalog.pg_class pc ON pc.oid OPERATOR(pg_catalog.=) t.parentrelid::pg_catalog.oid
+              LEFT JOIN pg_catalog.pg_namespace pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace
+             WHERE c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['p', 'r']::"char"[])
+             ORDER BY t.level, c.relname
+        LOOP
+            IF part.isleaf THEN
+                RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %I.%I %s',
+                                              ttl._purge_index_name(part.relname), part.nsp, part.relname, key);
+            ELSE
+                RETURN NEXT pg_catalog.format('CREATE INDEX %I ON ONLY %I.%I %s',
+                                              ttl._purge_index_name(part.relname), part.nsp, part.relname, key);
+            END IF;
+            IF part.parentrelid IS NOT NULL THEN
+                RETURN NEXT pg_catalog.format('ALTER INDEX %I.%I ATTACH PARTITION %I.%I',
+                                              part.parent_nsp, ttl._purge_index_name(part.parent_name),
+                                              part.nsp, ttl._purge_index_name(part.relname));
+            END IF;
+        END LOOP;
+    ELSE
+        RETURN NEXT pg_catalog.format('CREATE INDEX CONCURRENTLY %I ON %s %s',
+                                      ttl._purge_index_name(root.relname), container, key);
+    END IF;
+    RETURN NEXT pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp,
+                                  ttl._purge_index_name(root.relname), 'ttl purge index');
+    -- recorded as ttl's: ttl.disable and set_append_only drop it
+    RETURN NEXT pg_catalog.format('SELECT ttl._own_index(%L::pg_catalog.regclass, %L)',
+                                  pg_catalog.format('%I.%I', nsp, ttl._purge_index_name(root.relname)),
+                                  'purge');
+    -- the 1.0-1.2 indexes ttl made go, never a user's
+    FOR idx IN
+        SELECT o.o AS name FROM ttl._owned_indexes(container, 'purge') o(o)
+         WHERE pg_catalog.pg_get_indexdef(o.o) OPERATOR(pg_catalog.!~~) '%ttl.doc_purge_key(%'
+         ORDER BY 1
+    LOOP
+        RETURN NEXT pg_catalog.format(CASE WHEN root.relkind OPERATOR(pg_catalog.=) 'p'
+                                           THEN 'DROP INDEX %s' ELSE 'DROP INDEX CONCURRENTLY %s' END,
+                                      idx.name);
+    END LOOP;
+END
+$$;
+
+-- (end of section: purge and deadline indexes owned by the registry)
 
 -- ---------------------------------------------------------------------------
 -- section: one policy look-up and one purge pipeline (issue 28)

@@ -48,6 +48,7 @@
 #include "citus/citus.h"
 #include "document/document.h"
 #include "guard/guard.h"
+#include "registry/index_owner.h"
 #include "registry/registry.h"
 
 static TtlContainer
@@ -215,6 +216,8 @@ ttl_unregister(PG_FUNCTION_ARGS)
 	if (ttl_rule10_installed())
 		ttl_registry_execute("DELETE FROM ttl.purge_stats_pending WHERE relid OPERATOR(pg_catalog.=) $1",
 							 1, argtypes, values, NULL, NULL);
+	/* ttl.disable reads the record of its indexes first, then drops them */
+	ttl_forget_index_owners(relid);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
 }

@@ -23,7 +23,11 @@
  *   - OWNER TO: the view gets the same owner;
  *   - RENAME TO: <old>_live becomes <new>_live (a WARNING and no rename when
  *     that name is taken or too long);
- *   - SET SCHEMA: the view moves along (a WARNING when the name is taken).
+ *   - SET SCHEMA: the view moves along (a WARNING when the name is taken);
+ *   - RENAME TO of an index ttl made (ALTER INDEX or ALTER TABLE, at
+ *     ddl_command_start, which 1.8's event trigger ttl_index_ddl_start
+ *     also fires for ALTER INDEX): its row in ttl.indexes takes the new
+ *     name (registry/index_owner.c).
  * Column changes recurse to partitions and inheritance children: those of
  * them that are containers follow too.
  *
@@ -82,6 +86,7 @@
 #include "base/compat.h"
 #include "base/run_as.h"
 #include "ddl/ddl.h"
+#include "registry/index_owner.h"
 #include "registry/registry.h"
 
 static List *pending = NIL;
@@ -300,6 +305,30 @@ start_container(Node *parsetree, Oid relid)
 }
 
 /*
+ * ALTER INDEX / ALTER TABLE ... RENAME TO of an index: the record of the
+ * indexes ttl made (registry/index_owner.c) follows, here where the old
+ * name can still be matched.
+ */
+static void
+follow_index_rename(Node *parsetree)
+{
+	RenameStmt *stmt;
+	Oid			relid;
+	char		relkind;
+
+	if (!IsA(parsetree, RenameStmt))
+		return;
+	stmt = (RenameStmt *) parsetree;
+	if ((stmt->renameType != OBJECT_INDEX && stmt->renameType != OBJECT_TABLE) ||
+		stmt->relation == NULL || stmt->subname != NULL)
+		return;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	relkind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
+	if (relkind == RELKIND_INDEX || relkind == RELKIND_PARTITIONED_INDEX)
+		ttl_follow_index_rename(relid, stmt->newname);
+}
+
+/*
  * The containers a command may change: the table it names and, as column
  * changes recurse to partitions and inheritance children, those of them
  * that are containers.
@@ -317,6 +346,7 @@ ttl_ddl_start(PG_FUNCTION_ARGS)
 	if (ttl_own_ddl > 0)
 		PG_RETURN_NULL();
 	forget_stale_pending(trigdata->parsetree);
+	follow_index_rename(trigdata->parsetree);
 	rv = command_relation(trigdata->parsetree);
 	if (rv == NULL)
 		PG_RETURN_NULL();

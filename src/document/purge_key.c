@@ -24,9 +24,15 @@
  * range, in key order: its cost follows the due rows.
  *
  * Which index is which: ttl_purge_index_kind() recognises the purge
- * indexes of both layouts (ttl.enable marks them with a comment), so that
- * containers enabled before 1.3 keep being purged through their two partial
- * indexes until ttl.upgrade_purge_index_sql() moves them over.
+ * indexes of both layouts by their shape (expression, predicate, access
+ * method, operator family), so that containers enabled before 1.3 keep
+ * being purged through their two partial indexes until
+ * ttl.upgrade_purge_index_sql() moves them over, and so that an index
+ * restored without its comment (pg_dump --no-comments), a user's index of
+ * the same shape or a Citus shard's copy serves the purge just the same.
+ * Nothing here reads a comment (1.0-1.7 did): which indexes ttl made, for
+ * ttl.disable and the other functions that drop them, is recorded in
+ * ttl.indexes (registry/index_owner.c).
  *
  * Security: an index's definition is read as stored (definitions.c), never
  * through the relcache functions that fold it: folding runs the owner's
@@ -42,11 +48,11 @@
 #include "access/genam.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
-#include "catalog/partition.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
-#include "commands/comment.h"
+#include "access/stratnum.h"
 #include "fmgr.h"
 #include "nodes/primnodes.h"
 #include "utils/builtins.h"
@@ -57,9 +63,6 @@
 #include "document/document.h"
 #include "document/document_read.h"
 #include "document/purge_key.h"
-#include "registry/citus_meta.h"
-
-#define TTL_PURGE_INDEX_COMMENT "ttl purge index"
 
 #define KEY_LIMIT		(INT64CONST(1) << 61)
 #define INHERITED_BASE	(INT64CONST(1) << 62)
@@ -137,76 +140,90 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 }
 
 /*
- * A shard of a distributed container (citus.c): Citus copies the purge
- * indexes to the shards but not their comment, so the predicate itself is
- * checked: none for the 1.3 key index (btree or BRIN), WHERE
- * ttl.doc_ttl(doc) IS NULL for 1.0-1.2's inherited index and WHERE
- * ttl.doc_expiry(doc) IS NOT NULL for its own-ttl index, exactly what
- * ttl.enable writes.
+ * Whether the index's single column orders int8 as int8 does (the default
+ * btree family, or a BRIN minmax family): strategy 1 of its family for
+ * (int8, int8) is int8's "<".  A bloom BRIN, or a btree family of another
+ * order, cannot be walked by key.
  */
 static bool
-citus_shard_purge_index(Relation index, TtlPurgeIndexKind kind, AttrNumber doc_attno)
+int8_ordered(Relation index)
 {
-	TtlContainer policy;
-	List	   *pred;
-	NullTest   *test;
+	return index->rd_opcintype[0] == INT8OID &&
+		get_opfamily_member(index->rd_opfamily[0], INT8OID, INT8OID,
+							BTLessStrategyNumber) == Int8LessOperator;
+}
+
+/* Whether expr is ttl.<fname>(doc) with doc the column doc_attno of the table. */
+static bool
+is_doc_call(Node *expr, AttrNumber doc_attno, const char *fname)
+{
 	FuncExpr   *func;
+	Var		   *arg;
+
+	if (expr == NULL || !IsA(expr, FuncExpr))
+		return false;
+	func = (FuncExpr *) expr;
+	if (list_length(func->args) != 1 || !IsA(linitial(func->args), Var))
+		return false;
+	arg = (Var *) linitial(func->args);
+	return arg->varattno == doc_attno && arg->varlevelsup == 0 &&
+		get_func_namespace(func->funcid) == get_namespace_oid("ttl", false) &&
+		strcmp(get_func_name(func->funcid), fname) == 0;
+}
+
+/*
+ * Whether the predicate is what ttl.enable wrote for a purge index of that
+ * kind: none for the 1.3 key index (btree or BRIN), WHERE ttl.doc_ttl(doc)
+ * IS NULL for 1.0-1.2's inherited index and WHERE ttl.doc_expiry(doc) IS
+ * NOT NULL for its own-ttl index.
+ */
+static bool
+purge_predicate_matches(Relation index, TtlPurgeIndexKind kind, AttrNumber doc_attno)
+{
+	List	   *pred = ttl_index_predicate_as_stored(index);
+	NullTest   *test;
 	bool		own = (kind == TTL_INDEX_EXPIRY);
 
-	if (!ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy))
-		return false;
-	pred = ttl_index_predicate_as_stored(index);
 	if (kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN)
 		return pred == NIL;
 	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
 		return false;
 	test = (NullTest *) linitial(pred);
-	if (test->nulltesttype != (own ? IS_NOT_NULL : IS_NULL) || test->argisrow ||
-		!IsA(test->arg, FuncExpr))
+	if (test->nulltesttype != (own ? IS_NOT_NULL : IS_NULL) || test->argisrow)
 		return false;
-	func = (FuncExpr *) test->arg;
-	return list_length(func->args) == 1 && IsA(linitial(func->args), Var) &&
-		((Var *) linitial(func->args))->varattno == doc_attno &&
-		((Var *) linitial(func->args))->varlevelsup == 0 &&
-		get_func_namespace(func->funcid) == get_namespace_oid("ttl", false) &&
-		strcmp(get_func_name(func->funcid), own ? "doc_expiry" : "doc_ttl") == 0;
+	return is_doc_call((Node *) test->arg, doc_attno, own ? "doc_expiry" : "doc_ttl");
 }
 
 /*
- * What index is to purge: a valid btree on one of ttl's key functions of
- * doc_attno (or, for an append-only container, a BRIN on ttl.doc_purge_key)
- * marked by ttl.enable's comment, itself or (on a partition) the
- * partitioned index it belongs to.  The comment vouches for the predicate
- * of the 1.0-1.2 partial indexes (on a Citus shard, which has no comment,
- * the predicate is checked).
+ * What index is to purge, by its shape alone: a valid btree on one of
+ * ttl's key functions of doc_attno with the predicate ttl.enable writes
+ * for it (or, for an append-only container, a BRIN on ttl.doc_purge_key),
+ * ordering int8 as int8.  Whoever made it (ttl, a user, a restore, Citus
+ * on a shard): an index of that shape holds exactly the due items' keys.
+ * Which of them ttl made, for ttl.disable, is recorded in ttl.indexes
+ * (index_owner.c); the comment ttl.enable still writes is only informative.
  */
 TtlPurgeIndexKind
 ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 {
 	List	   *exprs;
 	FuncExpr   *func;
-	Var		   *arg;
-	List	   *ancestors;
-	char	   *comment;
 	char	   *name;
 	TtlPurgeIndexKind kind;
 
 	if ((index->rd_rel->relam != BTREE_AM_OID && index->rd_rel->relam != BRIN_AM_OID) ||
 		index->rd_index->indnatts != 1 ||
 		!index->rd_index->indisvalid ||
-		index->rd_index->indkey.values[0] != 0)
+		index->rd_index->indkey.values[0] != 0 ||
+		!int8_ordered(index))
 		return TTL_INDEX_OTHER;
 	exprs = ttl_index_expressions_as_stored(index);
 	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
 		return TTL_INDEX_OTHER;
 	func = (FuncExpr *) linitial(exprs);
-	if (list_length(func->args) != 1 || !IsA(linitial(func->args), Var))
-		return TTL_INDEX_OTHER;
-	arg = (Var *) linitial(func->args);
-	if (arg->varattno != doc_attno ||
-		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false))
-		return TTL_INDEX_OTHER;
 	name = get_func_name(func->funcid);
+	if (name == NULL || !is_doc_call((Node *) func, doc_attno, name))
+		return TTL_INDEX_OTHER;
 	if (strcmp(name, "doc_purge_key") == 0)
 		kind = index->rd_rel->relam == BRIN_AM_OID ? TTL_INDEX_KEY_BRIN : TTL_INDEX_KEY;
 	else if (index->rd_rel->relam != BTREE_AM_OID)
@@ -217,13 +234,7 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 		kind = TTL_INDEX_EXPIRY;
 	else
 		return TTL_INDEX_OTHER;
-	ancestors = index->rd_rel->relispartition ?
-		get_partition_ancestors(RelationGetRelid(index)) : NIL;
-	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
-						 RelationRelationId, 0);
-	if (comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0)
-		return kind;
-	return citus_shard_purge_index(index, kind, doc_attno) ? kind : TTL_INDEX_OTHER;
+	return purge_predicate_matches(index, kind, doc_attno) ? kind : TTL_INDEX_OTHER;
 }
 
 /*
@@ -255,59 +266,62 @@ ttl_has_purge_key_index(Oid relid, const char *doc_column)
 }
 
 /*
- * Whether index is the deadline index of a container with this deadline
- * property (rule 9): a valid btree on ttl.doc_deadline_key(<doc>,
- * '<property>'), partial WHERE that key IS NOT NULL, marked by
- * ttl.set_deadline_property's comment (itself or, on a partition, its
- * partitioned index), or on a Citus shard, which has no comment, of that
- * shape.  An index of another property (the property was changed since)
- * is not.
+ * The deadline property of a deadline index (rule 9), by its shape alone:
+ * a valid btree on ttl.doc_deadline_key(<doc>, '<property>'), partial WHERE
+ * that key IS NOT NULL, ordering int8 as int8, whoever made it (ttl, a
+ * user, a restore, Citus on a shard).  NULL when index is no deadline
+ * index.  Which of them ttl made is recorded in ttl.indexes.
  */
-bool
-ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property)
+char *
+ttl_deadline_index_property(Relation index, AttrNumber doc_attno)
 {
 	List	   *exprs;
 	List	   *pred;
 	FuncExpr   *func;
 	Const	   *prop;
 	NullTest   *test;
-	List	   *ancestors;
-	char	   *comment;
-	TtlContainer policy;
 
-	if (property == NULL || index->rd_rel->relam != BTREE_AM_OID ||
+	if (index->rd_rel->relam != BTREE_AM_OID ||
 		index->rd_index->indnatts != 1 || !index->rd_index->indisvalid ||
-		index->rd_index->indkey.values[0] != 0)
-		return false;
+		index->rd_index->indkey.values[0] != 0 || !int8_ordered(index))
+		return NULL;
 	exprs = ttl_index_expressions_as_stored(index);
 	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
-		return false;
+		return NULL;
 	func = (FuncExpr *) linitial(exprs);
 	if (list_length(func->args) != 2 || !IsA(linitial(func->args), Var) ||
 		!IsA(lsecond(func->args), Const))
-		return false;
+		return NULL;
 	prop = (Const *) lsecond(func->args);
 	if (((Var *) linitial(func->args))->varattno != doc_attno ||
 		((Var *) linitial(func->args))->varlevelsup != 0 ||
 		prop->constisnull || prop->consttype != TEXTOID ||
-		strcmp(TextDatumGetCString(prop->constvalue), property) != 0 ||
 		get_func_namespace(func->funcid) != get_namespace_oid("ttl", false) ||
 		strcmp(get_func_name(func->funcid), "doc_deadline_key") != 0)
-		return false;
+		return NULL;
 	/* the predicate: the same key IS NOT NULL */
 	pred = ttl_index_predicate_as_stored(index);
 	if (list_length(pred) != 1 || !IsA(linitial(pred), NullTest))
-		return false;
+		return NULL;
 	test = (NullTest *) linitial(pred);
 	if (test->nulltesttype != IS_NOT_NULL || test->argisrow ||
 		!equal(test->arg, func))
+		return NULL;
+	return TextDatumGetCString(prop->constvalue);
+}
+
+/*
+ * Whether index is the deadline index of a container with this deadline
+ * property (rule 9).  An index of another property (the property was
+ * changed since) is not.
+ */
+bool
+ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property)
+{
+	char	   *has;
+
+	if (property == NULL)
 		return false;
-	ancestors = index->rd_rel->relispartition ?
-		get_partition_ancestors(RelationGetRelid(index)) : NIL;
-	comment = GetComment(ancestors ? llast_oid(ancestors) : RelationGetRelid(index),
-						 RelationRelationId, 0);
-	if (comment != NULL && strcmp(comment, TTL_DEADLINE_INDEX_COMMENT) == 0)
-		return true;
-	/* a Citus shard: the shape is what ttl.set_deadline_property writes */
-	return ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy);
+	has = ttl_deadline_index_property(index, doc_attno);
+	return has != NULL && strcmp(has, property) == 0;
 }

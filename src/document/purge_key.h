@@ -35,7 +35,7 @@ extern TtlPurgeIndexKind ttl_purge_index_kind(Relation index, AttrNumber doc_att
 extern bool ttl_has_purge_key_index(Oid relid, const char *doc_column);
 
 /* 1.5, rule 9: the deadline index on ttl.doc_deadline_key(doc, 'property') */
-#define TTL_DEADLINE_INDEX_COMMENT "ttl deadline index"
+extern char *ttl_deadline_index_property(Relation index, AttrNumber doc_attno);
 extern bool ttl_is_deadline_index(Relation index, AttrNumber doc_attno,
 								  const char *property);
 

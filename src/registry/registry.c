@@ -95,12 +95,14 @@ ttl_registry_invalidate(Datum arg, Oid relid)
  */
 
 static int	installed = -1;		/* -1 unknown, else 0 / 1 */
+static int	owners_installed = -1;	/* the same for 1.8's ttl.indexes */
 
 /* A syscache callback on RELNAMENSP (ttl.c registers it). */
 void
 ttl_registry_forget_version(Datum arg, int cacheid, uint32 hashvalue)
 {
 	installed = -1;
+	owners_installed = -1;
 }
 
 /* Whether the database's extension SQL is 1.7 or later (its table exists). */
@@ -116,6 +118,24 @@ ttl_rule10_installed(void)
 			OidIsValid(get_relname_relid("purge_stats_pending", nsp));
 	}
 	return installed == 1;
+}
+
+/*
+ * Whether the database's extension SQL is 1.8 or later: the record of the
+ * indexes ttl made, ttl.indexes (index_owner.c), exists.
+ */
+bool
+ttl_index_owners_installed(void)
+{
+	Oid			nsp;
+
+	if (owners_installed < 0)
+	{
+		nsp = get_namespace_oid("ttl", true);
+		owners_installed = OidIsValid(nsp) &&
+			OidIsValid(get_relname_relid("indexes", nsp));
+	}
+	return owners_installed == 1;
 }
 
 static bool

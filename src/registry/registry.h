@@ -47,5 +47,6 @@ extern void ttl_lock_container(Oid relid);
 extern bool ttl_try_lock_container(Oid relid);
 extern void ttl_lock_container_for_replace(Oid relid);
 extern bool ttl_rule10_installed(void);
+extern bool ttl_index_owners_installed(void);
 
 #endif							/* TTL_REGISTRY_H */
