@@ -58,10 +58,17 @@ CREATE FUNCTION ttl._purge_index_kind(index regclass, container regclass) RETURN
 
 -- The indexes of a container that ttl made (of one purpose, or all), as
 -- they are now: a recorded name that is no index of the table is skipped.
-CREATE FUNCTION ttl._owned_indexes(container regclass, purpose text) RETURNS SETOF regclass
-LANGUAGE sql STABLE
+CREATE FUNCTION ttl._owned_indexes(container regclass, of_purpose text) RETURNS SETOF regclass
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_class c
+                    WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', container::pg_catalog.oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    RETURN QUERY
     SELECT ic.oid::pg_catalog.regclass
       FROM ttl.indexes o
       JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) o.relid::pg_catalog.oid
@@ -69,9 +76,10 @@ AS $$
                                  AND ic.relname OPERATOR(pg_catalog.=) o.index_name
       JOIN pg_catalog.pg_index i ON i.indexrelid OPERATOR(pg_catalog.=) ic.oid
                                 AND i.indrelid OPERATOR(pg_catalog.=) t.oid
-     WHERE o.relid::pg_catalog.oid OPERATOR(pg_catalog.=) $1::pg_catalog.oid
-       AND ($2 IS NULL OR o.purpose OPERATOR(pg_catalog.=) $2)
-     ORDER BY ic.relname
+     WHERE o.relid::pg_catalog.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid
+       AND (of_purpose IS NULL OR o.purpose OPERATOR(pg_catalog.=) of_purpose)
+     ORDER BY ic.relname;
+END
 $$;
 
 -- a rename of an index by ALTER INDEX reaches ttl._ddl_start too

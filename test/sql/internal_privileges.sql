@@ -39,7 +39,10 @@ INSERT INTO internal_class VALUES
     ('ttl._citus_kind(regclass)', true, 'ttl._distributed_stats; Citus metadata only'),
     ('ttl._placement_stats(regclass)', true, 'ttl._distributed_stats on every node; ttl.purge_stats and Citus metadata'),
     ('ttl._local_placements(regclass)', true, 'ttl._placement_stats; Citus metadata only'),
-    ('ttl._purge_placements(regclass,bigint)', true, 'ttl.purge of a distributed container, on every node; checks ownership first');
+    ('ttl._purge_placements(regclass,bigint)', true, 'ttl.purge of a distributed container, on every node; checks ownership first'),
+    ('ttl._own_index(regclass,text)', true, 'ttl.enable, ttl.set_append_only, ttl.set_deadline_property and the statements of ttl.upgrade_purge_index_sql / ttl.deadline_index_sql; checks ownership first'),
+    ('ttl._owned_indexes(regclass,text)', true, 'ttl.disable, ttl.set_append_only, ttl.set_deadline_property, ttl.upgrade_purge_index_sql; reads catalogs and ttl.indexes only'),
+    ('ttl._purge_index_kind(regclass,regclass)', true, 'ttl.upgrade_purge_index_sql; reads index definitions as stored, evaluates nothing');
 
 CREATE VIEW internal_catalog AS
 SELECT p.oid::regprocedure::text AS sig, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
@@ -140,7 +143,7 @@ SET ROLE regress_ttl_ip_plain;
 SELECT count(*) AS plain_gets_statements_16 FROM ttl.deadline_index_sql('ip.docs', 'other');
 SELECT ttl._purge_statement('ip.docs', false) IS NOT NULL AS plain_purge_statement_16;
 RESET ROLE;
-ALTER EXTENSION ttl UPDATE TO '1.7';
+ALTER EXTENSION ttl UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'ttl';
 CREATE TEMP TABLE internal_class AS
 SELECT p.oid::regprocedure::text AS sig, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
@@ -148,7 +151,7 @@ SELECT p.oid::regprocedure::text AS sig, has_function_privilege('public', p.oid,
   JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'ttl'
  WHERE p.proname LIKE '\_%';
--- the same internal functions, the same revoked as a fresh install of 1.7
+-- the same internal functions, the same revoked as a fresh install
 SELECT count(*) = :fresh_internal_functions AS same_functions,
        string_agg(sig, ', ' ORDER BY sig) FILTER (WHERE NOT public_execute) = :'fresh_revoked' AS same_revoked
   FROM internal_class;
