@@ -456,6 +456,15 @@ my %calls = (
 			map { my $c = $_; map { sel('ttl._is_deadline_index', reg("${c}_$_"), reg($c)) } qw(ev_expr ev_dl ev_pred) }
 			  @containers
 		} },
+	# issue 28: which indexes ttl made (ttl.indexes), and what an index is to purge
+	'ttl._own_index(regclass,text)' =>
+	  { calls => sub { map { sel('ttl._own_index', reg("${_}_ttl_purge_idx"), q{'purge'}) } @containers } },
+	'ttl._purge_index_kind(regclass,regclass)' => {
+		calls => sub {
+			map { my $c = $_; map { sel('ttl._purge_index_kind', reg("${c}_$_"), reg($c)) } qw(ev_expr ev_dl ev_pred ttl_purge_idx) }
+			  @containers
+		} },
+	'ttl._owned_indexes(regclass,text)' => { calls => sub { on_containers('ttl._owned_indexes', 'NULL') } },
 	'ttl._deadline_index_name(name,boolean)' => { calls => sub { sel('ttl._deadline_index_name', q{'box'}, 'false') } },
 	'ttl.set_deadline_property(regclass,text)' => {
 		calls => sub {
