@@ -260,8 +260,12 @@ BEGIN
         EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))', idx_name, container, doc);
     END IF;
     -- the old purge indexes ttl made go (after the new one is there; it is
-    -- not recorded yet), never a user's index of the same shape
+    -- not recorded yet, but a stale record of its name must not drop it),
+    -- never a user's index of the same shape
     FOR idx IN SELECT o.o FROM ttl._owned_indexes(container, 'purge') o(o)
+                WHERE purge_index OPERATOR(pg_catalog.=) 'none'
+                   OR o.o::pg_catalog.oid OPERATOR(pg_catalog.<>)
+                      pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, idx_name))::pg_catalog.oid
     LOOP
         EXECUTE pg_catalog.format('DROP INDEX %s', idx);
     END LOOP;
