@@ -156,6 +156,9 @@ CREATE TABLE pva (id int PRIMARY KEY, doc jsonb NOT NULL);
 SELECT ttl.enable('pva', 600);
 SELECT ttl.set_append_only('pva', true);
 INSERT INTO pva SELECT id, doc - '_ts' FROM pvb;
+-- once quietly first: the catalog lookups of the first call (on 17, a
+-- catalog cache that grows says so at DEBUG1) stay out of the output
+SELECT count(*) AS scenarios FROM ttl.preview('pva', 60);
 SET client_min_messages = debug1;
 SELECT scenario, items FROM ttl.preview('pva', 60);
 SELECT count(*) FROM ttl.expiring('pva', '1 day');
