@@ -90,6 +90,7 @@
 #include "document/purge_key.h"
 #include "purge/purge.h"
 #include "registry/registry.h"
+#include "stamp/due_floor.h"
 #include "stamp/replace.h"
 
 /* One unique index of the leaf, ready to probe. */
@@ -149,6 +150,8 @@ struct TtlReplaceState
 	int64		next_filter;	/* the row at which to try the due filter */
 	DueFilter  *filters;		/* one per index of the leaf, or NULL */
 	int32		filter_default; /* the default the filter was made with */
+	TtlFloor   *floor;			/* the leaf's due floor, or NULL */
+	bool		floor_usable;	/* validated for this statement's policy */
 };
 
 /* ---- ON CONFLICT of the statement running now (for the guard's error) ---- */
@@ -356,6 +359,7 @@ ttl_replace_invalidate(Datum arg, Oid relid)
 {
 	LeafEntry  *entry;
 
+	ttl_floor_invalidate(relid);
 	if (leaf_cache == NULL)
 		return;
 	if (relid != InvalidOid)
@@ -505,6 +509,8 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContext old;
 
 	state->doc_attnum = doc_attnum;
+	/* a leaf with a floor lowers it with every row, whatever else holds */
+	state->floor = ttl_floor_find(RelationGetRelid(rel), false);
 	if (!ttl_rule10_installed())
 		return state;
 	leaf = leaf_info(rel, doc_attnum);
@@ -538,6 +544,15 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContextSwitchTo(old);
 	state->active = true;
 	state->next_filter = FILTER_FIRST_TRY;
+	/* the due floor (due_floor.c); not for a deadline property nor a shard */
+	if (!state->citus && !TTL_HAS_DEADLINE(&state->policy))
+	{
+		if (state->floor == NULL)
+			state->floor = ttl_floor_find(RelationGetRelid(rel), true);
+		if (state->floor != NULL)
+			state->floor_usable = ttl_floor_validate(state->floor, rel, leaf->purge_index,
+													 doc_attnum);
+	}
 	return state;
 }
 
@@ -1009,6 +1024,18 @@ probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceIndex *
 	}
 }
 
+/* The row about to be written lowers its leaf's due floor to its purge key. */
+static void
+lower_floor(TtlReplaceState *state, Relation rel, HeapTuple newtuple)
+{
+	bool		isnull;
+	Datum		doc = heap_getattr(newtuple, state->doc_attnum, RelationGetDescr(rel), &isnull);
+	int64		key;
+
+	if (!isnull && ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key))
+		ttl_floor_lower(state->floor, key);
+}
+
 /*
  * Rule 10 for the row a stamp trigger returns (see the file header).
  * *statep is the statement's state, built in mcxt on the first row.
@@ -1025,7 +1052,13 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 
 	if (state == NULL)
 		*statep = state = build_state(mcxt, trigdata, doc_attnum);
+	if (state->floor != NULL)
+		lower_floor(state, rel, newtuple);
 	if (!state->active)
+		return;
+	/* nothing of the leaf is due (the floor): no holder can be expired */
+	if (state->floor_usable &&
+		ttl_floor_nothing_due(state->floor, state->policy.default_ttl, state->now_seconds))
 		return;
 
 	/*
