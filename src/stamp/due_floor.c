@@ -36,9 +36,11 @@
  * or dropped (ttl.disable), ttl.enable, ATTACH / DETACH PARTITION, DROP,
  * TRUNCATE, a policy change, and VACUUM / ANALYZE, which update pg_class;
  * and a server restart (shared memory is new).  Rows written while ttl's
- * trigger does not fire without any of these (session_replication_role =
- * replica: a logical replication subscriber) are not seen by it: docs
- * (rules.md) say so.  A generation counter makes an invalidation that
+ * trigger does not fire (session_replication_role = replica) are not seen
+ * by it: no floor is validated in a database that a logical replication
+ * subscription writes into (its apply worker runs so); a subscription
+ * created later, or a session setting the role by hand, is seen at the
+ * floor's next invalidation only: docs (rules.md) say so.  A generation counter makes an invalidation that
  * arrives during a validation win.
  *
  * Locking: slots are assigned under the spinlock and never freed (a
@@ -53,7 +55,9 @@
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
+#include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/pg_subscription.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -299,6 +303,28 @@ lower_from_heap(TtlFloor *floor, Relation rel, AttrNumber doc_attnum)
 }
 
 /*
+ * Whether a logical replication subscription writes into this database:
+ * its apply worker runs with session_replication_role = replica, where
+ * ttl's trigger does not fire, so its rows would not lower a floor.
+ */
+static bool
+subscribed(void)
+{
+	Relation	catalog = table_open(SubscriptionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&key, Anum_pg_subscription_subdbid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(MyDatabaseId));
+	scan = systable_beginscan(catalog, InvalidOid, false, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return found;
+}
+
+/*
  * Make the floor valid if it is not (see the file header); true when it
  * is valid on return.  purge_index: the leaf's btree purge index, or
  * InvalidOid (the heap is read if the leaf is small enough).
@@ -315,6 +341,8 @@ ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index, AttrNumber do
 		(rel->rd_rel->relkind != RELKIND_RELATION ||
 		 RelationGetNumberOfBlocks(rel) > FLOOR_SCAN_PAGES))
 		return false;
+	if (subscribed())
+		return false;			/* its apply worker's rows lower nothing */
 	if (!ConditionalLockRelationOid(relid, ShareLock))
 		return false;			/* another transaction writes it: later */
 	pg_atomic_write_u64(&floor->low[0], PG_UINT64_MAX);

@@ -23,12 +23,16 @@
  *
  * Cost: a probe is one more descent of each unique index per row (on a
  * text key about what the insertion's own unique check costs: callgrind,
- * bench/callgrind-rule10).  From its second row on, a statement looks once
- * whether its leaf holds any due item at all (the purge index's key ranges
- * and the deadline index); when none, it probes no more.  An append-only
- * container cannot tell that cheaply and probes every row: where keys are
- * never written twice, ttl.set_replace_expired(container, false) turns
- * rule 10 off (the setting is the registry's, replace_expired).
+ * bench/callgrind-rule10).  First, the leaf's due floor (due_floor.c, in
+ * shared memory with the preload): every row lowers it to its purge key,
+ * and while it is valid and above the due keys of now nothing of the leaf
+ * is due, so no row probes; that serves single-row statements and the
+ * append-only containers.  Without a valid floor, from its second row on,
+ * a statement looks once whether its leaf holds any due item at all (the
+ * purge index's key ranges and the deadline index); when none, it probes
+ * no more.  Where keys are never written twice,
+ * ttl.set_replace_expired(container, false) turns rule 10 off (the setting
+ * is the registry's, replace_expired).
  *
  * Kept per leaf across statements (see "the leaf's cache"): the unique
  * indexes with their IndexInfo, an EState of the cache's own for their
@@ -530,6 +534,12 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	}
 	else if (!find_container(leaf, &state->policy))
 		return state;
+	/*
+	 * A container's leaf gets its floor's slot whatever else holds, so that
+	 * an inactive statement lowers it too while a nested one validates it.
+	 */
+	if (state->floor == NULL && !state->citus)
+		state->floor = ttl_floor_find(RelationGetRelid(rel), true);
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
 	if (state->policy.default_is_null || !state->policy.replace_expired ||
@@ -547,8 +557,6 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	/* the due floor (due_floor.c); not for a deadline property nor a shard */
 	if (!state->citus && !TTL_HAS_DEADLINE(&state->policy))
 	{
-		if (state->floor == NULL)
-			state->floor = ttl_floor_find(RelationGetRelid(rel), true);
 		if (state->floor != NULL)
 			state->floor_usable = ttl_floor_validate(state->floor, rel, leaf->purge_index,
 													 doc_attnum);
