@@ -54,6 +54,7 @@
 #include "access/heapam.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
+#include "access/xact.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -70,6 +71,7 @@
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "base/compat.h"
 #include "document/document.h"
@@ -78,6 +80,7 @@
 
 #define FLOOR_SLOTS			4096
 #define FLOOR_SCAN_PAGES	128
+#define FLOOR_RETRY_MS		100
 
 /* state: generation << 1 | valid */
 struct TtlFloor
@@ -102,6 +105,7 @@ typedef struct FloorEntry
 {
 	Oid			relid;
 	TtlFloor   *floor;
+	TimestampTz next_try;		/* no validation before (may_try) */
 } FloorEntry;
 
 static HTAB *floor_cache = NULL;
@@ -211,6 +215,7 @@ ttl_floor_find(Oid relid, bool create)
 		return NULL;			/* a miss is not kept: it may be made later */
 	entry = hash_search(floor_cache, &relid, HASH_ENTER, &found);
 	entry->floor = f;
+	entry->next_try = 0;
 	return f;
 }
 
@@ -303,6 +308,26 @@ lower_from_heap(TtlFloor *floor, Relation rel, AttrNumber doc_attnum)
 }
 
 /*
+ * Whether this backend may try to validate the floor now: a failed try
+ * (the leaf busy, or a subscription) costs a lock attempt or a catalog
+ * scan, so a backend tries a floor at most every FLOOR_RETRY_MS; the
+ * writes probe meanwhile, as without a floor.
+ */
+static bool
+may_try(TtlFloor *floor)
+{
+	FloorEntry *entry = hash_search(floor_cache, &floor->relid, HASH_FIND, NULL);
+	TimestampTz now = GetCurrentStatementStartTimestamp();
+
+	if (entry == NULL)
+		return true;
+	if (now < entry->next_try)
+		return false;
+	entry->next_try = TimestampTzPlusMilliseconds(now, FLOOR_RETRY_MS);
+	return true;
+}
+
+/*
  * Whether a logical replication subscription writes into this database:
  * its apply worker runs with session_replication_role = replica, where
  * ttl's trigger does not fire, so its rows would not lower a floor.
@@ -341,10 +366,15 @@ ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index, AttrNumber do
 		(rel->rd_rel->relkind != RELKIND_RELATION ||
 		 RelationGetNumberOfBlocks(rel) > FLOOR_SCAN_PAGES))
 		return false;
-	if (subscribed())
-		return false;			/* its apply worker's rows lower nothing */
+	if (!may_try(floor))
+		return false;
 	if (!ConditionalLockRelationOid(relid, ShareLock))
 		return false;			/* another transaction writes it: later */
+	if (subscribed())
+	{
+		UnlockRelationOid(relid, ShareLock);
+		return false;			/* its apply worker's rows lower nothing */
+	}
 	pg_atomic_write_u64(&floor->low[0], PG_UINT64_MAX);
 	pg_atomic_write_u64(&floor->low[1], PG_UINT64_MAX);
 	pg_memory_barrier();
