@@ -28,8 +28,9 @@
  * transaction) and releases it at once.  Every writer that comes later
  * finds the floor when its statement starts (after its own lock) and
  * lowers it; every row written before is in the leaf when it is read.
- * SnapshotAny, and index entries not yet killed, so dead rows count too
- * (lower bounds only).
+ * The index is read with SnapshotAny (entries not yet killed: dead rows
+ * count too, lower bounds only); the heap with a dirty snapshot (rows
+ * whose delete committed hold no key).
  *
  * What makes a floor invalid: a relcache invalidation of the leaf (ttl.c
  * calls ttl_floor_invalidate from rule 10's callback): a trigger disabled
@@ -291,7 +292,16 @@ lower_from_heap(TtlFloor *floor, Relation rel, AttrNumber doc_attnum)
 {
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
 													 table_slot_callbacks(rel));
-	TableScanDesc scan = table_beginscan(rel, SnapshotAny, 0, NULL);
+	SnapshotData dirty;
+	TableScanDesc scan;
+
+	/*
+	 * Not SnapshotAny: a dead row's TOASTed document may be gone already
+	 * (its TOAST table vacuumed first); a dirty snapshot skips rows whose
+	 * delete has committed, which can hold no key.
+	 */
+	InitDirtySnapshot(dirty);
+	scan = table_beginscan(rel, &dirty, 0, NULL);
 
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
