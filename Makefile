@@ -26,6 +26,10 @@ REGRESS = rules validation trigger stamping view item_functions lifecycle privil
 REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation
+# with shared_preload_libraries = 'ttl' (test/run-all's isolation-preload):
+# what needs ttl's shared memory (rule 10's due floor)
+ISOLATION_PRELOAD = rule10_floor
+REGRESS_PRELOAD = rule10_floor_rows
 
 PG_CPPFLAGS = -I$(srcdir)/src -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config

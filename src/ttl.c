@@ -21,9 +21,10 @@
  *   needs_fmgr / fmgr   previous -> citus: around Citus's table makers
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
- *                       wait -> guard: events
+ *                       wait -> guard: events -> stamp: rule 10's due
+ *                       floors
  *   callbacks           relcache: registry (cached policies), stamp (rule
- *                       10's cached leaves); syscache RELNAMENSP: registry
+ *                       10's cached leaves and due floors); syscache RELNAMENSP: registry
  *                       (the SQL version); xact: stamp (rule 10's
  *                       statements), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
@@ -53,6 +54,7 @@
 #include "registry/registry.h"
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
+#include "stamp/due_floor.h"
 #include "stamp/replace.h"
 
 PG_MODULE_MAGIC;
@@ -191,6 +193,7 @@ ttl_shmem_request(void)
 	ttl_scheduler_shmem_request();
 	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
+	ttl_floor_shmem_request();
 }
 
 static void
@@ -201,6 +204,7 @@ ttl_shmem_startup(void)
 	ttl_scheduler_shmem_startup();
 	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
+	ttl_floor_shmem_startup();
 }
 
 void

@@ -23,12 +23,16 @@
  *
  * Cost: a probe is one more descent of each unique index per row (on a
  * text key about what the insertion's own unique check costs: callgrind,
- * bench/callgrind-rule10).  From its second row on, a statement looks once
- * whether its leaf holds any due item at all (the purge index's key ranges
- * and the deadline index); when none, it probes no more.  An append-only
- * container cannot tell that cheaply and probes every row: where keys are
- * never written twice, ttl.set_replace_expired(container, false) turns
- * rule 10 off (the setting is the registry's, replace_expired).
+ * bench/callgrind-rule10).  First, the leaf's due floor (due_floor.c, in
+ * shared memory with the preload): every row lowers it to its purge key,
+ * and while it is valid and above the due keys of now nothing of the leaf
+ * is due, so no row probes; that serves single-row statements and the
+ * append-only containers.  Without a valid floor, from its second row on,
+ * a statement looks once whether its leaf holds any due item at all (the
+ * purge index's key ranges and the deadline index); when none, it probes
+ * no more.  Where keys are never written twice,
+ * ttl.set_replace_expired(container, false) turns rule 10 off (the setting
+ * is the registry's, replace_expired).
  *
  * Kept per leaf across statements (see "the leaf's cache"): the unique
  * indexes with their IndexInfo, an EState of the cache's own for their
@@ -90,6 +94,7 @@
 #include "document/purge_key.h"
 #include "purge/purge.h"
 #include "registry/registry.h"
+#include "stamp/due_floor.h"
 #include "stamp/replace.h"
 
 /* One unique index of the leaf, ready to probe. */
@@ -149,6 +154,8 @@ struct TtlReplaceState
 	int64		next_filter;	/* the row at which to try the due filter */
 	DueFilter  *filters;		/* one per index of the leaf, or NULL */
 	int32		filter_default; /* the default the filter was made with */
+	TtlFloor   *floor;			/* the leaf's due floor, or NULL */
+	bool		floor_usable;	/* validated for this statement's policy */
 };
 
 /* ---- ON CONFLICT of the statement running now (for the guard's error) ---- */
@@ -356,6 +363,7 @@ ttl_replace_invalidate(Datum arg, Oid relid)
 {
 	LeafEntry  *entry;
 
+	ttl_floor_invalidate(relid);
 	if (leaf_cache == NULL)
 		return;
 	if (relid != InvalidOid)
@@ -505,6 +513,8 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContext old;
 
 	state->doc_attnum = doc_attnum;
+	/* a leaf with a floor lowers it with every row, whatever else holds */
+	state->floor = ttl_floor_find(RelationGetRelid(rel), false);
 	if (!ttl_rule10_installed())
 		return state;
 	leaf = leaf_info(rel, doc_attnum);
@@ -524,6 +534,12 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	}
 	else if (!find_container(leaf, &state->policy))
 		return state;
+	/*
+	 * A container's leaf gets its floor's slot whatever else holds, so that
+	 * an inactive statement lowers it too while a nested one validates it.
+	 */
+	if (state->floor == NULL && !state->citus)
+		state->floor = ttl_floor_find(RelationGetRelid(rel), true);
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
 	if (state->policy.default_is_null || !state->policy.replace_expired ||
@@ -538,6 +554,13 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContextSwitchTo(old);
 	state->active = true;
 	state->next_filter = FILTER_FIRST_TRY;
+	/* the due floor (due_floor.c); not for a deadline property nor a shard */
+	if (!state->citus && !TTL_HAS_DEADLINE(&state->policy))
+	{
+		if (state->floor != NULL)
+			state->floor_usable = ttl_floor_validate(state->floor, rel, leaf->purge_index,
+													 doc_attnum);
+	}
 	return state;
 }
 
@@ -1009,6 +1032,18 @@ probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceIndex *
 	}
 }
 
+/* The row about to be written lowers its leaf's due floor to its purge key. */
+static void
+lower_floor(TtlReplaceState *state, Relation rel, HeapTuple newtuple)
+{
+	bool		isnull;
+	Datum		doc = heap_getattr(newtuple, state->doc_attnum, RelationGetDescr(rel), &isnull);
+	int64		key;
+
+	if (!isnull && ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key))
+		ttl_floor_lower(state->floor, key);
+}
+
 /*
  * Rule 10 for the row a stamp trigger returns (see the file header).
  * *statep is the statement's state, built in mcxt on the first row.
@@ -1025,7 +1060,13 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 
 	if (state == NULL)
 		*statep = state = build_state(mcxt, trigdata, doc_attnum);
+	if (state->floor != NULL)
+		lower_floor(state, rel, newtuple);
 	if (!state->active)
+		return;
+	/* nothing of the leaf is due (the floor): no holder can be expired */
+	if (state->floor_usable &&
+		ttl_floor_nothing_due(state->floor, state->policy.default_ttl, state->now_seconds))
 		return;
 
 	/*

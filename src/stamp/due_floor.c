@@ -1,0 +1,426 @@
+/*
+ * due_floor.c
+ *		Rule 10's due floor: per leaf (a container's table, or one of its
+ *		partitions), in shared memory, a lower bound of the purge keys
+ *		(purge_key.c) of every row the leaf can hold, one per key range
+ *		(items inheriting the default, items with their own ttl).  While
+ *		both bounds lie above the due keys of now, no item of the leaf is
+ *		due, and a write cannot meet an expired holder of its key: it skips
+ *		the probe of the unique indexes (replace.c).  The floor is what lets
+ *		a single-row statement and an append-only container (whose BRIN
+ *		index, or none, cannot say cheaply whether anything is due) write
+ *		without a probe.
+ *
+ * How it stays a lower bound: every row the stamp trigger writes in a
+ * leaf that has a floor lowers it to the row's key (ttl_floor_lower,
+ * before the row is inserted), whatever the policy, the setting or the
+ * statement; a floor is only ever lowered between validations, never
+ * raised, so it may say "maybe due" long after the due items are gone
+ * (the probe then runs as without a floor, until the next validation).
+ *
+ * Validation (ttl_floor_validate) sets the bounds from the rows present:
+ * the first key of each range in the leaf's btree purge index, or, without
+ * one (append-only: BRIN, none; 1.0-1.2's indexes), every row's key read
+ * from the heap, which is done only while the leaf has at most
+ * FLOOR_SCAN_PAGES pages.  It runs only while no other transaction can
+ * write the leaf: it takes the leaf's ShareLock conditionally (a writer
+ * holds RowExclusiveLock until its transaction ends; so does a prepared
+ * transaction) and releases it at once.  Every writer that comes later
+ * finds the floor when its statement starts (after its own lock) and
+ * lowers it; every row written before is in the leaf when it is read.
+ * The index is read with SnapshotAny (entries not yet killed: dead rows
+ * count too, lower bounds only); the heap with a dirty snapshot (rows
+ * whose delete committed hold no key).
+ *
+ * What makes a floor invalid: a relcache invalidation of the leaf (ttl.c
+ * calls ttl_floor_invalidate from rule 10's callback): a trigger disabled
+ * or dropped (ttl.disable), ttl.enable, ATTACH / DETACH PARTITION, DROP,
+ * TRUNCATE, a policy change, and VACUUM / ANALYZE, which update pg_class;
+ * and a server restart (shared memory is new).  Rows written while ttl's
+ * trigger does not fire (session_replication_role = replica) are not seen
+ * by it: no floor is validated in a database that a logical replication
+ * subscription writes into (its apply worker runs so); a subscription
+ * created later, or a session setting the role by hand, is seen at the
+ * floor's next invalidation only: docs (rules.md) say so.  A generation counter makes an invalidation that
+ * arrives during a validation win.
+ *
+ * Locking: slots are assigned under the spinlock and never freed (a
+ * backend caches its slots' addresses; FLOOR_SLOTS, then no floor: the
+ * writes probe); the bounds and the state are atomics (lowering is a
+ * compare-and-swap loop that writes only when the key is lower).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/xact.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_subscription.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "base/compat.h"
+#include "document/document.h"
+#include "document/purge_key.h"
+#include "stamp/due_floor.h"
+
+#define FLOOR_SLOTS			4096
+#define FLOOR_SCAN_PAGES	128
+#define FLOOR_RETRY_MS		100
+
+/* state: generation << 1 | valid */
+struct TtlFloor
+{
+	Oid			dboid;			/* InvalidOid: free */
+	Oid			relid;
+	pg_atomic_uint64 state;
+	pg_atomic_uint64 low[2];	/* per TTL_KEY_* range, order-preserving images */
+};
+
+typedef struct FloorShared
+{
+	slock_t		mutex;
+	int			nused;
+	TtlFloor	slots[FLOOR_SLOTS];
+} FloorShared;
+
+static FloorShared *floor_shared = NULL;
+
+/* This backend's slots (they never move nor change owner). */
+typedef struct FloorEntry
+{
+	Oid			relid;
+	TtlFloor   *floor;
+	TimestampTz next_try;		/* no validation before (may_try) */
+} FloorEntry;
+
+static HTAB *floor_cache = NULL;
+
+/* An int64 key as a uint64 of the same order. */
+static inline uint64
+key_image(int64 key)
+{
+	return ((uint64) key) ^ (UINT64CONST(1) << 63);
+}
+
+static inline int
+key_kind(int64 key)
+{
+	/* the own range lies below zero, the inherited one above (purge_key.c) */
+	return key < 0 ? TTL_KEY_OWN : TTL_KEY_INHERITED;
+}
+
+/* shmem_request_hook's step (ttl.c) */
+void
+ttl_floor_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(FloorShared)));
+}
+
+/* shmem_startup_hook's step (ttl.c) */
+void
+ttl_floor_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	floor_shared = ShmemInitStruct("ttl rule 10 due floors", sizeof(FloorShared), &found);
+	if (!found)
+	{
+		int			i;
+
+		SpinLockInit(&floor_shared->mutex);
+		floor_shared->nused = 0;
+		for (i = 0; i < FLOOR_SLOTS; i++)
+		{
+			floor_shared->slots[i].dboid = InvalidOid;
+			floor_shared->slots[i].relid = InvalidOid;
+			pg_atomic_init_u64(&floor_shared->slots[i].state, 0);
+			pg_atomic_init_u64(&floor_shared->slots[i].low[0], 0);
+			pg_atomic_init_u64(&floor_shared->slots[i].low[1], 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* The slot of relid in this database, or NULL (created when asked). */
+static TtlFloor *
+find_shared(Oid relid, bool create)
+{
+	TtlFloor   *found = NULL;
+	int			i;
+
+	SpinLockAcquire(&floor_shared->mutex);
+	for (i = 0; i < floor_shared->nused; i++)
+	{
+		TtlFloor   *f = &floor_shared->slots[i];
+
+		if (f->dboid == MyDatabaseId && f->relid == relid)
+		{
+			found = f;
+			break;
+		}
+	}
+	if (found == NULL && create && floor_shared->nused < FLOOR_SLOTS)
+	{
+		found = &floor_shared->slots[floor_shared->nused++];
+		found->dboid = MyDatabaseId;
+		found->relid = relid;
+		/* invalid until validated; the bounds are set then */
+	}
+	SpinLockRelease(&floor_shared->mutex);
+	return found;
+}
+
+/*
+ * The leaf's floor, or NULL when it has none (not created unless asked;
+ * none without the preload, or when all slots are taken).
+ */
+TtlFloor *
+ttl_floor_find(Oid relid, bool create)
+{
+	FloorEntry *entry;
+	TtlFloor   *f;
+	bool		found;
+
+	if (floor_shared == NULL)
+		return NULL;
+	if (floor_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(FloorEntry);
+		floor_cache = hash_create("ttl rule 10 due floors", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	entry = hash_search(floor_cache, &relid, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry->floor;
+	f = find_shared(relid, create);
+	if (f == NULL)
+		return NULL;			/* a miss is not kept: it may be made later */
+	entry = hash_search(floor_cache, &relid, HASH_ENTER, &found);
+	entry->floor = f;
+	entry->next_try = 0;
+	return f;
+}
+
+/* A relcache invalidation (ttl.c, through replace.c): the floor of relid, or all. */
+void
+ttl_floor_invalidate(Oid relid)
+{
+	int			i, n;
+
+	if (floor_shared == NULL)
+		return;
+	SpinLockAcquire(&floor_shared->mutex);
+	n = floor_shared->nused;
+	SpinLockRelease(&floor_shared->mutex);
+	for (i = 0; i < n; i++)
+	{
+		TtlFloor   *f = &floor_shared->slots[i];
+
+		if (f->dboid == MyDatabaseId && (relid == InvalidOid || f->relid == relid))
+		{
+			uint64		s = pg_atomic_read_u64(&f->state);
+
+			/* a new generation, not valid; a validation under way loses */
+			while (!pg_atomic_compare_exchange_u64(&f->state, &s, ((s >> 1) + 1) << 1))
+				;
+		}
+	}
+}
+
+/* The row with this purge key is about to be written in the floor's leaf. */
+void
+ttl_floor_lower(TtlFloor *floor, int64 key)
+{
+	pg_atomic_uint64 *low = &floor->low[key_kind(key)];
+	uint64		image = key_image(key);
+	uint64		cur = pg_atomic_read_u64(low);
+
+	while (image < cur)
+	{
+		if (pg_atomic_compare_exchange_u64(low, &cur, image))
+			break;
+	}
+}
+
+/* The lowest key of a kind's range in the btree purge index, into the floor. */
+static void
+lower_from_index(TtlFloor *floor, Relation rel, Relation index, int kind)
+{
+	ScanKeyData keys[2];
+	IndexScanDesc scan;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(ttl_purge_key_low(kind)));
+	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
+				Int64GetDatum(ttl_purge_key_encode(kind, PG_INT64_MAX)));
+	scan = ttl_index_beginscan(rel, index, SnapshotAny, 2, 0);
+	scan->xs_want_itup = true;
+	index_rescan(scan, keys, 2, NULL, 0);
+	if (index_getnext_tid(scan, ForwardScanDirection) != NULL)
+	{
+		bool		isnull;
+		Datum		d = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc, &isnull);
+
+		if (!isnull)
+			ttl_floor_lower(floor, DatumGetInt64(d));
+	}
+	index_endscan(scan);
+}
+
+/* Every row's key, read from the table (a small leaf), into the floor. */
+static void
+lower_from_heap(TtlFloor *floor, Relation rel, AttrNumber doc_attnum)
+{
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
+													 table_slot_callbacks(rel));
+	SnapshotData dirty;
+	TableScanDesc scan;
+
+	/*
+	 * Not SnapshotAny: a dead row's TOASTed document may be gone already
+	 * (its TOAST table vacuumed first); a dirty snapshot skips rows whose
+	 * delete has committed, which can hold no key.
+	 */
+	InitDirtySnapshot(dirty);
+	scan = table_beginscan(rel, &dirty, 0, NULL);
+
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		doc = slot_getattr(slot, doc_attnum, &isnull);
+		int64		key;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!isnull && ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key))
+			ttl_floor_lower(floor, key);
+	}
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Whether this backend may try to validate the floor now: a failed try
+ * (the leaf busy, or a subscription) costs a lock attempt or a catalog
+ * scan, so a backend tries a floor at most every FLOOR_RETRY_MS; the
+ * writes probe meanwhile, as without a floor.
+ */
+static bool
+may_try(TtlFloor *floor)
+{
+	FloorEntry *entry = hash_search(floor_cache, &floor->relid, HASH_FIND, NULL);
+	TimestampTz now = GetCurrentStatementStartTimestamp();
+
+	if (entry == NULL)
+		return true;
+	if (now < entry->next_try)
+		return false;
+	entry->next_try = TimestampTzPlusMilliseconds(now, FLOOR_RETRY_MS);
+	return true;
+}
+
+/*
+ * Whether a logical replication subscription writes into this database:
+ * its apply worker runs with session_replication_role = replica, where
+ * ttl's trigger does not fire, so its rows would not lower a floor.
+ */
+static bool
+subscribed(void)
+{
+	Relation	catalog = table_open(SubscriptionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&key, Anum_pg_subscription_subdbid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(MyDatabaseId));
+	scan = systable_beginscan(catalog, InvalidOid, false, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return found;
+}
+
+/*
+ * Make the floor valid if it is not (see the file header); true when it
+ * is valid on return.  purge_index: the leaf's btree purge index, or
+ * InvalidOid (the heap is read if the leaf is small enough).
+ */
+bool
+ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index, AttrNumber doc_attnum)
+{
+	Oid			relid = RelationGetRelid(rel);
+	uint64		s = pg_atomic_read_u64(&floor->state);
+
+	if (s & 1)
+		return true;
+	if (!OidIsValid(purge_index) &&
+		(rel->rd_rel->relkind != RELKIND_RELATION ||
+		 RelationGetNumberOfBlocks(rel) > FLOOR_SCAN_PAGES))
+		return false;
+	if (!may_try(floor))
+		return false;
+	if (!ConditionalLockRelationOid(relid, ShareLock))
+		return false;			/* another transaction writes it: later */
+	if (subscribed())
+	{
+		UnlockRelationOid(relid, ShareLock);
+		return false;			/* its apply worker's rows lower nothing */
+	}
+	pg_atomic_write_u64(&floor->low[0], PG_UINT64_MAX);
+	pg_atomic_write_u64(&floor->low[1], PG_UINT64_MAX);
+	pg_memory_barrier();
+	if (OidIsValid(purge_index))
+	{
+		Relation	index = index_open(purge_index, AccessShareLock);
+
+		lower_from_index(floor, rel, index, TTL_KEY_INHERITED);
+		lower_from_index(floor, rel, index, TTL_KEY_OWN);
+		index_close(index, AccessShareLock);
+	}
+	else
+		lower_from_heap(floor, rel, doc_attnum);
+	pg_memory_barrier();
+	/* valid unless invalidated meanwhile */
+	(void) pg_atomic_compare_exchange_u64(&floor->state, &s, s | 1);
+	UnlockRelationOid(relid, ShareLock);
+	return (pg_atomic_read_u64(&floor->state) & 1) != 0;
+}
+
+/*
+ * Whether the floor is valid and lies above the due keys of now under
+ * this default (the purge index's due ranges, replace.c's due_ranges).
+ */
+bool
+ttl_floor_nothing_due(TtlFloor *floor, int32 default_ttl, int64 now_seconds)
+{
+	if ((pg_atomic_read_u64(&floor->state) & 1) == 0)
+		return false;
+	pg_read_barrier();
+	if (pg_atomic_read_u64(&floor->low[TTL_KEY_OWN]) <=
+		key_image(ttl_purge_key_encode(TTL_KEY_OWN, now_seconds)))
+		return false;
+	if (default_ttl > 0 &&
+		pg_atomic_read_u64(&floor->low[TTL_KEY_INHERITED]) <=
+		key_image(ttl_purge_key_encode(TTL_KEY_INHERITED, now_seconds - default_ttl)))
+		return false;
+	return true;
+}
