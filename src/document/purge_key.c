@@ -57,7 +57,7 @@
 #include "document/document.h"
 #include "document/document_read.h"
 #include "document/purge_key.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 
 #define TTL_PURGE_INDEX_COMMENT "ttl purge index"
 
@@ -137,7 +137,7 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
 }
 
 /*
- * A shard of a distributed container (citus.c): Citus copies the purge
+ * A shard of a distributed container (registry/policy.c): Citus copies the purge
  * indexes to the shards but not their comment, so the predicate itself is
  * checked: none for the 1.3 key index (btree or BRIN), WHERE
  * ttl.doc_ttl(doc) IS NULL for 1.0-1.2's inherited index and WHERE
@@ -145,15 +145,14 @@ ttl_doc_purge_key_sql(PG_FUNCTION_ARGS)
  * ttl.enable writes.
  */
 static bool
-citus_shard_purge_index(Relation index, TtlPurgeIndexKind kind, AttrNumber doc_attno)
+shard_purge_index(Relation index, TtlPurgeIndexKind kind, AttrNumber doc_attno)
 {
-	TtlContainer policy;
 	List	   *pred;
 	NullTest   *test;
 	FuncExpr   *func;
 	bool		own = (kind == TTL_INDEX_EXPIRY);
 
-	if (!ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy))
+	if (!ttl_is_placement(index->rd_index->indrelid))
 		return false;
 	pred = ttl_index_predicate_as_stored(index);
 	if (kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN)
@@ -223,7 +222,7 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 						 RelationRelationId, 0);
 	if (comment != NULL && strcmp(comment, TTL_PURGE_INDEX_COMMENT) == 0)
 		return kind;
-	return citus_shard_purge_index(index, kind, doc_attno) ? kind : TTL_INDEX_OTHER;
+	return shard_purge_index(index, kind, doc_attno) ? kind : TTL_INDEX_OTHER;
 }
 
 /*
@@ -273,7 +272,6 @@ ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property
 	NullTest   *test;
 	List	   *ancestors;
 	char	   *comment;
-	TtlContainer policy;
 
 	if (property == NULL || index->rd_rel->relam != BTREE_AM_OID ||
 		index->rd_index->indnatts != 1 || !index->rd_index->indisvalid ||
@@ -309,5 +307,5 @@ ttl_is_deadline_index(Relation index, AttrNumber doc_attno, const char *property
 	if (comment != NULL && strcmp(comment, TTL_DEADLINE_INDEX_COMMENT) == 0)
 		return true;
 	/* a Citus shard: the shape is what ttl.set_deadline_property writes */
-	return ttl_trigger_policy_if_citus(index->rd_index->indrelid, &policy);
+	return ttl_is_placement(index->rd_index->indrelid);
 }

@@ -50,7 +50,7 @@
 #include "document/deadline.h"
 #include "document/purge_key.h"
 #include "insight/stats.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /*
@@ -327,7 +327,7 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 		return;
 
 	/* a shard of a distributed container: the policy its trigger carries */
-	if (!ttl_lookup_container(relid, &c) && !ttl_trigger_policy_if_citus(relid, &c))
+	if (!ttl_policy_lookup(relid, &c))
 	{
 		/* not a container: nothing expires (as 1.0) */
 		out->known = true;
@@ -447,13 +447,12 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 	static SPIPlanPtr plan = NULL;
-	TtlContainer placement;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int64GetDatum(deleted);
 	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
-	/* a shard of a distributed container has no registry row (citus.c) */
-	values[3] = BoolGetDatum(ttl_trigger_policy_if_citus(relid, &placement));
+	/* a piece of a distributed container has no registry row (policy.c) */
+	values[3] = BoolGetDatum(ttl_is_placement(relid));
 	if (error == NULL)
 		nulls[2] = 'n';
 	ttl_registry_execute(

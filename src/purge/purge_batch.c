@@ -60,8 +60,7 @@
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
-#include "registry/citus_meta.h"
-#include "registry/registry.h"
+#include "registry/policy.h"
 
 void
 ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
@@ -131,8 +130,7 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 	 * committed now (not as the caller's snapshot saw it): a default set to
 	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
 	 */
-	if (!(ttl_read_container(cur->relid, policy) ||
-		  ttl_trigger_policy_if_citus(cur->relid, policy)) ||	/* a shard: citus_meta.c */
+	if (!ttl_policy_read(cur->relid, policy) ||	/* a container's, or a piece's */
 		(cur->honour_pause && policy->paused))
 	{
 		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */

@@ -47,7 +47,7 @@
 #include "insight/stats.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /* The cost budget's sleep, by name in pg_stat_activity on 17+. */

@@ -138,7 +138,8 @@ struct TtlReplaceState
 {
 	bool		active;			/* false: nothing to do for this statement */
 	Oid			container;		/* the registered table, or a Citus shard */
-	bool		citus;			/* the policy is the shard trigger's */
+	bool		from_trigger;	/* the policy is the trigger's (a piece of a
+								 * distributed container) */
 	TtlContainer policy;		/* as the statement found it, then as committed */
 	int64		now_seconds;
 	AttrNumber	doc_attnum;
@@ -510,14 +511,14 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	leaf = leaf_info(rel, doc_attnum);
 	if (trigger->tgnargs >= 3)
 	{
-		/* a Citus shard: the policy is the trigger's (citus.c) */
-		state->citus = true;
+		/* a distributed container's piece: the policy is the trigger's */
+		state->from_trigger = true;
 		state->policy.relid = RelationGetRelid(rel);
 		namestrcpy(&state->policy.doc_column, trigger->tgargs[0]);
 		state->policy.default_is_null = trigger->tgargs[1][0] == '\0';
 		state->policy.default_ttl = state->policy.default_is_null ? 0 :
 			pg_strtoint32(trigger->tgargs[1]);
-		state->policy.replace_expired = true;	/* no setting there (citus.c) */
+		state->policy.replace_expired = true;	/* no setting there */
 		if (trigger->tgnargs == 4)
 			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
 					sizeof(state->policy.deadline_property));
@@ -896,7 +897,7 @@ static bool
 replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 			   ItemPointer tid, Datum *values, bool *isnull)
 {
-	if (!state->citus)
+	if (!state->from_trigger)
 	{
 		TtlContainer fresh;
 
