@@ -178,7 +178,6 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *relname;
 	TtlContainer policy;
 	int64		default_ttl;
-	int64		cutoff;
 	char	   *doc_name;
 	const char *obstacle;
 	TtlDirectBatch batch;
@@ -208,8 +207,6 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		cur->lower_key = PG_INT64_MIN;
 	}
 
-	cutoff = (cur->kind == PURGE_INHERITED) ?
-		cur->now_seconds - default_ttl : cur->now_seconds;
 	/*
 	 * A walk (no limit, or the procedure's batches) takes both kinds in
 	 * one pass over the table; else one keyset walk of one index.
@@ -246,8 +243,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		walking = false;
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
-		ttl_statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl,
-						deadline, &batch);
+		ttl_statement_batch(cur, relname, doc_name, limit, (int32) default_ttl,
+							deadline, &batch);
 	}
 	SPI_finish();
 

@@ -77,6 +77,7 @@
 
 #include "base/compat.h"
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/expiry.h"
 #include "document/purge_key.h"
 #include "purge/purge_internal.h"
@@ -89,28 +90,17 @@
  * as it passes them and later walks skip them cheaply.
  */
 static void
-walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit,
-		  DirectRun *run)
+walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 limit, DirectRun *run)
 {
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
+	/* the kind's due keys in this leaf's index (due_range.c), from the keyset on */
+	TtlDueRange range = ttl_due_range((TtlDueKind) kind, leaf->keyed[kind],
+									  run->default_ttl, run->now_seconds);
 
-	if (kind == PURGE_DEADLINE)
-	{
-		/* deadlines as they are, above the key of malformed ones */
-		lower_key = Max(lower_key, TTL_DEADLINE_MALFORMED_KEY + 1);
-	}
-	else if (leaf->keyed[kind])
-	{
-		/* the kind's range of the single index (purge_key.c) */
-		lower_key = ttl_purge_key_encode(kind, lower_key);
-		cutoff = ttl_purge_key_encode(kind, cutoff);
-	}
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(lower_key));
-	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
-				Int64GetDatum(cutoff));
+	ttl_due_range_from(&range, lower_key);
+	ttl_due_scankeys(&range, keys);
 	scan = ttl_index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
 	slot = table_slot_create(leaf->rel, NULL);
@@ -187,7 +177,6 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 				 int32 default_ttl, const char *deadline, int64 now_seconds,
 				 TtlDirectBatch *out)
 {
-	int64		cutoff[TTL_PURGE_KINDS] = {now_seconds - default_ttl, now_seconds, now_seconds};
 	DirectLeaf *leaves;
 	int			nleaves;
 	const char *obstacle;
@@ -229,7 +218,8 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 			*walk = NULL;
 		}
 		if (*walk == NULL)
-			*walk = ttl_new_walk(relid, leaves, nleaves, want, cutoff, walk_parent);
+			*walk = ttl_new_walk(relid, leaves, nleaves, want, default_ttl, now_seconds,
+								 walk_parent);
 		out->range_done = ttl_take_walk(*walk, leaves, nleaves, limit, &run);
 		if (out->range_done)
 		{
@@ -248,7 +238,7 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 			if (leafid >= start_leaf)	/* else done earlier in this walk */
 				walk_leaf(&leaves[i], kind,
 						  leafid == start_leaf ? lower_key : PG_INT64_MIN,
-						  cutoff[kind], limit, &run);
+						  limit, &run);
 		}
 	}
 	end_run(&run);

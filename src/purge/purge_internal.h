@@ -78,7 +78,7 @@ extern bool ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, Direct
 
 /* purge_walk.c: the walk of the direct path (one TID bitmap per leaf) */
 extern TtlWalk *ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
-							 const int64 *cutoff, MemoryContext parent);
+							 int32 default_ttl, int64 now_seconds, MemoryContext parent);
 extern bool ttl_walk_wants(const TtlWalk *walk, const bool *want);
 extern bool ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
 						  DirectRun *run);
@@ -120,7 +120,7 @@ extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind k
 								 bool partitioned, bool keyed, const char *deadline);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
-								int64 limit, int64 cutoff, int32 default_ttl,
+								int64 limit, int32 default_ttl,
 								const char *deadline, TtlDirectBatch *out);
 
 /* purge_round.c */

@@ -23,6 +23,7 @@
 #include "utils/lsyscache.h"
 
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge_internal.h"
 
@@ -126,7 +127,7 @@ spi_int64(int row, int col, bool *isnull)
  */
 void
 ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
-					int64 limit, int64 cutoff, int32 default_ttl, const char *deadline,
+					int64 limit, int32 default_ttl, const char *deadline,
 					TtlDirectBatch *out)
 {
 	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
@@ -135,8 +136,9 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
 	bool		keyed = cur->kind != PURGE_DEADLINE &&
 		ttl_has_purge_key_index(cur->relid, doc_name);
-	int			kind = cur->kind == PURGE_OWN ? TTL_KEY_OWN : TTL_KEY_INHERITED;
-	int64		lower = cur->lower_key;
+	/* the kind's due keys (due_range.c), from the keyset on */
+	TtlDueRange range = ttl_due_range((TtlDueKind) cur->kind, keyed, default_ttl,
+									  cur->now_seconds);
 	char	   *table;
 	char	   *sql;
 	int			guc_level;
@@ -145,11 +147,9 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 									   relname);
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
 							  deadline);
-	/* deadlines: above the key of malformed ones (deadline.h) */
-	if (cur->kind == PURGE_DEADLINE)
-		lower = Max(lower, TTL_DEADLINE_MALFORMED_KEY + 1);
-	values[0] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, lower) : lower);
-	values[1] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, cutoff) : cutoff);
+	ttl_due_range_from(&range, cur->lower_key);
+	values[0] = Int64GetDatum(range.low);
+	values[1] = Int64GetDatum(range.high);
 	values[2] = Int64GetDatum(limit);
 	values[3] = Int32GetDatum(default_ttl);
 	values[4] = Int64GetDatum(cur->now_seconds);
@@ -163,6 +163,6 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	out->deleted = spi_int64(0, 2, &isnull);
 	out->last_leaf = InvalidOid;
 	out->last_key = spi_int64(0, 3, &isnull);
-	if (keyed && !isnull)
-		out->last_key = ttl_purge_key_decode(kind, out->last_key);
+	if (!isnull)
+		out->last_key = ttl_due_seconds(&range, out->last_key);
 }

@@ -30,6 +30,7 @@
 
 #include "base/compat.h"
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge_internal.h"
 
@@ -70,8 +71,8 @@ struct TtlWalk
 	MemoryContext cxt;
 	bool		with_inherited; /* both kinds, or only items with their own ttl */
 	bool		with_deadline;	/* and the deadline index (rule 9) */
-	int64		cutoff[TTL_PURGE_KINDS];	/* inherited: _ts <= now - default;
-											 * own: expiry <= now; deadline <= now */
+	int32		default_ttl;	/* the due ranges' policy and clock, */
+	int64		now_seconds;	/* as of the walk's start (due_range.c) */
 	int			nleaves;
 	Oid		   *leaves;			/* in OID order */
 	int			leaf;			/* the leaf being taken */
@@ -92,7 +93,7 @@ ttl_free_walk(TtlWalk *walk)
 
 TtlWalk *
 ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
-			 const int64 *cutoff, MemoryContext parent)
+			 int32 default_ttl, int64 now_seconds, MemoryContext parent)
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -104,8 +105,8 @@ ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
 	walk->cxt = cxt;
 	walk->with_inherited = want[0];
 	walk->with_deadline = want[2];
-	for (i = 0; i < TTL_PURGE_KINDS; i++)
-		walk->cutoff[i] = cutoff[i];
+	walk->default_ttl = default_ttl;
+	walk->now_seconds = now_seconds;
 	walk->nleaves = nleaves;
 	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
 	for (i = 0; i < nleaves; i++)
@@ -145,34 +146,15 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 	{
 		IndexScanDesc scan;
 		ScanKeyData keys[2];
-		int			nkeys = 1;
+		int			nkeys = 2;
+		TtlDueRange range;
 
 		if (leaf->index[kind] == NULL)
 			continue;
-		if (kind == PURGE_DEADLINE)
-		{
-			/* deadlines up to now, above the key of malformed ones */
-			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-						Int64GetDatum(walk->cutoff[kind]));
-			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(TTL_DEADLINE_MALFORMED_KEY + 1));
-			nkeys = 2;
-		}
-		else if (leaf->keyed[kind])
-		{
-			/* the kind's range of the single index (purge_key.c) */
-			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-						Int64GetDatum(ttl_purge_key_encode(kind, walk->cutoff[kind])));
-			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(ttl_purge_key_low(kind)));
-			/* BRIN looks its operators up by the right-hand type */
-			keys[0].sk_subtype = INT8OID;
-			keys[1].sk_subtype = INT8OID;
-			nkeys = 2;
-		}
-		else
-			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-						Int64GetDatum(walk->cutoff[kind]));
+		/* the kind's due keys (due_range.c); BRIN: the pages that may hold them */
+		range = ttl_due_range((TtlDueKind) kind, leaf->keyed[kind],
+							  walk->default_ttl, walk->now_seconds);
+		ttl_due_scankeys(&range, keys);
 		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, nkeys);
 		index_rescan(scan, keys, nkeys, NULL, 0);
 		(void) index_getbitmap(scan, walk->tbm);

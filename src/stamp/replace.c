@@ -87,6 +87,7 @@
 #include "base/settings.h"
 #include "document/deadline.h"
 #include "document/document.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge.h"
 #include "registry/registry.h"
@@ -544,20 +545,19 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 
 /* ---- the shortcut: nothing due in the leaf ---- */
 
-/* Whether index has an entry in [lo, hi] for a row the dirty snapshot sees. */
+/* Whether index has an entry in the range for a row the dirty snapshot sees. */
 static bool
-range_has_row(TtlReplaceState *state, Relation rel, Relation index, int64 lo, int64 hi)
+range_has_row(TtlReplaceState *state, Relation rel, Relation index, TtlDueRange range)
 {
 	ScanKeyData keys[2];
 	SnapshotData dirty;
 	IndexScanDesc scan;
 	bool		found;
 
-	if (lo > hi)
+	if (range.low > range.high)
 		return false;
 	InitDirtySnapshot(dirty);
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(lo));
-	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(hi));
+	ttl_due_scankeys(&range, keys);
 	scan = ttl_index_beginscan(rel, index, &dirty, 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, state->holder_slot);
@@ -594,18 +594,20 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
 			case TTL_INDEX_KEY:
 				lifetimes_known = true;
 				due |= p->default_ttl > 0 &&
-					range_has_row(state, rel, index, ttl_purge_key_low(TTL_KEY_INHERITED),
-								  ttl_purge_key_encode(TTL_KEY_INHERITED, now - p->default_ttl));
-				due |= range_has_row(state, rel, index, ttl_purge_key_low(TTL_KEY_OWN),
-									 ttl_purge_key_encode(TTL_KEY_OWN, now));
+					range_has_row(state, rel, index,
+								  ttl_due_range(TTL_DUE_INHERITED, true, p->default_ttl, now));
+				due |= range_has_row(state, rel, index,
+									 ttl_due_range(TTL_DUE_OWN, true, p->default_ttl, now));
 				break;
 			case TTL_INDEX_TS:	/* 1.0-1.2: two partial indexes */
 				due |= p->default_ttl > 0 &&
-					range_has_row(state, rel, index, PG_INT64_MIN, now - p->default_ttl);
+					range_has_row(state, rel, index,
+								  ttl_due_range(TTL_DUE_INHERITED, false, p->default_ttl, now));
 				break;
 			case TTL_INDEX_EXPIRY:
 				lifetimes_known = true;
-				due |= range_has_row(state, rel, index, PG_INT64_MIN, now);
+				due |= range_has_row(state, rel, index,
+									 ttl_due_range(TTL_DUE_OWN, false, p->default_ttl, now));
 				break;
 			default:
 				if (TTL_HAS_DEADLINE(p) &&
@@ -613,7 +615,9 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
 					ttl_is_deadline_index(index, state->doc_attnum, p->deadline_property))
 				{
 					deadlines_known = true;
-					due |= range_has_row(state, rel, index, TTL_DEADLINE_MALFORMED_KEY + 1, now);
+					due |= range_has_row(state, rel, index,
+										 ttl_due_range(TTL_DUE_DEADLINE, false,
+													   p->default_ttl, now));
 				}
 				break;
 		}
@@ -656,14 +660,18 @@ due_ranges(TtlReplaceState *state, int64 *lo, int64 *hi)
 {
 	int			n = 0;
 
-	if (state->policy.default_ttl > 0)
+	TtlDueRange ranges[TTL_DUE_KINDS];
+	TtlContainer lifetimes = state->policy;
+	int			i;
+
+	/* the lifetime kinds only (no deadline here: see above) */
+	lifetimes.deadline_property[0] = '\0';
+	n = ttl_due_ranges(&lifetimes, true, state->now_seconds, ranges);
+	for (i = 0; i < n; i++)
 	{
-		lo[n] = ttl_purge_key_low(TTL_KEY_INHERITED);
-		hi[n++] = ttl_purge_key_encode(TTL_KEY_INHERITED,
-									   state->now_seconds - state->policy.default_ttl);
+		lo[i] = ranges[i].low;
+		hi[i] = ranges[i].high;
 	}
-	lo[n] = ttl_purge_key_low(TTL_KEY_OWN);
-	hi[n++] = ttl_purge_key_encode(TTL_KEY_OWN, state->now_seconds);
 	return n;
 }
 
