@@ -90,13 +90,13 @@
  * as it passes them and later walks skip them cheaply.
  */
 static void
-walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 limit, DirectRun *run)
+walk_leaf(DirectLeaf *leaf, TtlDueKind kind, int64 lower_key, int64 limit, DirectRun *run)
 {
 	IndexScanDesc scan;
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
 	/* the kind's due keys in this leaf's index (due_range.c), from the keyset on */
-	TtlDueRange range = ttl_due_range((TtlDueKind) kind, leaf->keyed[kind],
+	TtlDueRange range = ttl_due_range(kind, leaf->keyed[kind],
 									  run->default_ttl, run->now_seconds);
 
 	ttl_due_range_from(&range, lower_key);
@@ -118,8 +118,8 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 limit, DirectRun *r
 			continue;			/* busy: left for a later walk */
 		run->out->found++;
 		run->out->last_leaf = RelationGetRelid(leaf->rel);
-		run->out->last_key = kind == PURGE_DEADLINE ? deadline :
-			kind == PURGE_OWN ? expiry : ts;
+		run->out->last_key = kind == TTL_DUE_DEADLINE ? deadline :
+			kind == TTL_DUE_OWN ? expiry : ts;
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	index_endscan(scan);
@@ -151,50 +151,49 @@ end_run(DirectRun *run)
 }
 
 /*
- * Delete due rows of the kinds wanted (want[0]: items inheriting the
- * default, want[1]: items with their own ttl, want[2]: items whose
- * deadline, rule 9, has come: the container's deadline index, keyed by
- * ttl.doc_deadline_key(doc, deadline)).
+ * Run the batch plan with the direct deleter where it applies
+ * (purge_leaves.c decides): delete due rows of the plan's kinds (the
+ * inherited kind, the own kind, the deadline kind of rule 9, through the
+ * container's deadline index keyed by ttl.doc_deadline_key(doc, property)).
  *
- * With walk (CALL ttl.run_purge) or limit < 0 (ttl.purge without
- * max_rows): go on with the walk of both wanted indexes (*walk, a child of
- * walk_parent, kept by the caller across batches; a new one when there is
- * none) until limit rows not skipped as busy are gone; out->range_done
- * when the walk is done (it is then freed).
+ * Bitmap source (CALL ttl.run_purge, ttl.purge without max_rows, an
+ * append-only container): go on with the walk of every kind's index
+ * (*plan->walk, a child of plan->walk_parent, kept by the caller across
+ * batches; a new one when there is none, or a one-shot one without
+ * plan->walk) until limit rows not skipped as busy are gone;
+ * out->range_done when the walk is done (it is then freed).
  *
- * Otherwise (the worker, ttl.purge with max_rows), one batch of limit
- * rows: walk the one wanted index, leaf by leaf (in OID order), in key
- * order from (start_leaf, lower_key); out->last_leaf and last_key say where
- * it stopped (the next batch's keyset).
+ * Keyset source (the worker, ttl.purge with max_rows): one batch of limit
+ * rows: walk the one kind's index, leaf by leaf (in OID order), in key
+ * order from (start_leaf, lower_key); out->last_leaf and last_key say
+ * where it stopped (the next batch's keyset).
  *
- * Returns NULL when it ran, else why the direct path does not apply
- * (nothing done).
+ * Returns NULL when it ran, else why the direct deleter does not apply
+ * (nothing done: the caller runs the statement).
  */
 const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool *want,
-				 Oid start_leaf, int64 lower_key, int64 limit,
-				 TtlWalk **walk, MemoryContext walk_parent,
-				 int32 default_ttl, const char *deadline, int64 now_seconds,
-				 TtlDirectBatch *out)
+ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 {
 	DirectLeaf *leaves;
 	int			nleaves;
 	const char *obstacle;
 	DirectRun	run;
 	TtlWalk    *one_shot = NULL;
+	TtlWalk   **walk = plan->walk;
+	MemoryContext walk_parent = plan->walk_parent;
+	int64		limit = plan->limit;
 	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
-	out->last_leaf = start_leaf;
-	out->last_key = lower_key;
-	obstacle = ttl_open_leaves(relid, doc_column, index_free, want, deadline,
-							   &leaves, &nleaves);
+	out->last_leaf = plan->start_leaf;
+	out->last_key = plan->lower_key;
+	obstacle = ttl_open_leaves(plan, &leaves, &nleaves);
 	if (obstacle != NULL)
 	{
 		ttl_close_leaves(leaves, nleaves);
 		return obstacle;
 	}
-	for (i = 0; i < nleaves && walk == NULL && limit >= 0; i++)
+	for (i = 0; i < nleaves && plan->source == TTL_SOURCE_KEYSET; i++)
 	{
 		/* a BRIN index or none (append-only) gives pages, not keys in order */
 		if (leaves[i].brin || leaves[i].sweep)
@@ -204,22 +203,22 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 				"its purge index is a BRIN index, which only a walk can use";
 		}
 	}
-	begin_run(&run, default_ttl, deadline, now_seconds, out);
-	if (walk == NULL && limit < 0)
+	plan->deleter = TTL_DELETER_DIRECT;
+	begin_run(&run, plan->policy->default_ttl, plan->deadline, plan->now_seconds, out);
+	if (plan->source == TTL_SOURCE_BITMAP)
 	{
-		walk = &one_shot;
-		walk_parent = CurrentMemoryContext;
-	}
-	if (walk != NULL)
-	{
-		if (*walk != NULL && !ttl_walk_wants(*walk, want))
+		if (walk == NULL)
+		{
+			walk = &one_shot;
+			walk_parent = CurrentMemoryContext;
+		}
+		if (*walk != NULL && !ttl_walk_wants(*walk, plan->kinds))
 		{
 			ttl_free_walk(*walk);
 			*walk = NULL;
 		}
 		if (*walk == NULL)
-			*walk = ttl_new_walk(relid, leaves, nleaves, want, default_ttl, now_seconds,
-								 walk_parent);
+			*walk = ttl_new_walk(plan, leaves, nleaves, walk_parent);
 		out->range_done = ttl_take_walk(*walk, leaves, nleaves, limit, &run);
 		if (out->range_done)
 		{
@@ -229,15 +228,13 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 	}
 	else
 	{
-		int			kind = want[0] ? PURGE_INHERITED : want[1] ? PURGE_OWN : PURGE_DEADLINE;
-
 		for (i = 0; i < nleaves && out->found < limit; i++)
 		{
 			Oid			leafid = RelationGetRelid(leaves[i].rel);
 
-			if (leafid >= start_leaf)	/* else done earlier in this walk */
-				walk_leaf(&leaves[i], kind,
-						  leafid == start_leaf ? lower_key : PG_INT64_MIN,
+			if (leafid >= plan->start_leaf)	/* else done earlier in this walk */
+				walk_leaf(&leaves[i], plan->kind,
+						  leafid == plan->start_leaf ? plan->lower_key : PG_INT64_MIN,
 						  limit, &run);
 		}
 	}

@@ -74,7 +74,7 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 									   get_rel_name(relid));
 	PG_RETURN_TEXT_P(cstring_to_text(ttl_batch_statement(table,
 														 quote_identifier(NameStr(c.doc_column)),
-														 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
+														 PG_GETARG_BOOL(1) ? TTL_DUE_OWN : TTL_DUE_INHERITED,
 														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
 														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
 														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL)));

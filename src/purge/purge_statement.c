@@ -41,7 +41,7 @@
  * a ctid alone names a row only within one partition.
  */
 char *
-ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
+ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool partitioned,
 					bool keyed, const char *deadline)
 {
 	const char *key;
@@ -53,7 +53,7 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 	recheck = deadline == NULL ? psprintf("ttl.doc_expired(t.%s, $4, $5)", doc) :
 		psprintf("ttl.doc_expired(t.%s, $4, $5, %s::pg_catalog.text)", doc,
 				 quote_literal_cstr(deadline));
-	if (kind == PURGE_DEADLINE)
+	if (kind == TTL_DUE_DEADLINE)
 	{
 		/* the deadline index's expression, exactly (with its constant) */
 		key = psprintf("ttl.doc_deadline_key(t.%s, %s::pg_catalog.text)", doc,
@@ -66,7 +66,7 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 		key = psprintf("ttl.doc_purge_key(t.%s)", doc);
 		filter = "";
 	}
-	else if (kind == PURGE_INHERITED)
+	else if (kind == TTL_DUE_INHERITED)
 	{
 		key = psprintf("ttl.doc_ts(t.%s)", doc);
 		filter = psprintf("ttl.doc_ttl(t.%s) IS NULL AND ", doc);
@@ -126,33 +126,33 @@ spi_int64(int row, int col, bool *isnull)
  * SPI connected.
  */
 void
-ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
-					int64 limit, int32 default_ttl, const char *deadline,
-					TtlDirectBatch *out)
+ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatch *out)
 {
+	const char *doc_name = NameStr(plan->policy->doc_column);
+	int64		limit = plan->limit;
 	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
 	Datum		values[5];
 	bool		isnull;
-	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	bool		keyed = cur->kind != PURGE_DEADLINE &&
-		ttl_has_purge_key_index(cur->relid, doc_name);
+	bool		partitioned = get_rel_relkind(plan->relid) == RELKIND_PARTITIONED_TABLE;
+	bool		keyed = plan->kind != TTL_DUE_DEADLINE &&
+		ttl_has_purge_key_index(plan->relid, doc_name);
 	/* the kind's due keys (due_range.c), from the keyset on */
-	TtlDueRange range = ttl_due_range((TtlDueKind) cur->kind, keyed, default_ttl,
-									  cur->now_seconds);
+	TtlDueRange range = ttl_due_range(plan->kind, keyed, plan->policy->default_ttl,
+									  plan->now_seconds);
 	char	   *table;
 	char	   *sql;
 	int			guc_level;
 
-	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(plan->relid)),
 									   relname);
-	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
-							  deadline);
-	ttl_due_range_from(&range, cur->lower_key);
+	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, partitioned, keyed,
+							  plan->deadline);
+	ttl_due_range_from(&range, plan->lower_key);
 	values[0] = Int64GetDatum(range.low);
 	values[1] = Int64GetDatum(range.high);
 	values[2] = Int64GetDatum(limit);
-	values[3] = Int32GetDatum(default_ttl);
-	values[4] = Int64GetDatum(cur->now_seconds);
+	values[3] = Int32GetDatum(plan->policy->default_ttl);
+	values[4] = Int64GetDatum(plan->now_seconds);
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
 	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,

@@ -92,8 +92,8 @@ ttl_free_walk(TtlWalk *walk)
 }
 
 TtlWalk *
-ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
-			 int32 default_ttl, int64 now_seconds, MemoryContext parent)
+ttl_new_walk(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves,
+			 MemoryContext parent)
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -101,12 +101,12 @@ ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
 	int			i;
 
 	ereport(DEBUG1,
-			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(relid))));
+			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(plan->relid))));
 	walk->cxt = cxt;
-	walk->with_inherited = want[0];
-	walk->with_deadline = want[2];
-	walk->default_ttl = default_ttl;
-	walk->now_seconds = now_seconds;
+	walk->with_inherited = plan->kinds[TTL_DUE_INHERITED];
+	walk->with_deadline = plan->kinds[TTL_DUE_DEADLINE];
+	walk->default_ttl = plan->policy->default_ttl;
+	walk->now_seconds = plan->now_seconds;
 	walk->nleaves = nleaves;
 	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
 	for (i = 0; i < nleaves; i++)
@@ -116,9 +116,10 @@ ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
 
 /* Whether walk takes the kinds wanted (else the caller starts a new one). */
 bool
-ttl_walk_wants(const TtlWalk *walk, const bool *want)
+ttl_walk_wants(const TtlWalk *walk, const bool *kinds)
 {
-	return walk->with_inherited == want[0] && walk->with_deadline == want[2];
+	return walk->with_inherited == kinds[TTL_DUE_INHERITED] &&
+		walk->with_deadline == kinds[TTL_DUE_DEADLINE];
 }
 
 /*
@@ -142,7 +143,7 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 		for (blkno = 0; blkno < nblocks; blkno++)
 			tbm_add_page(walk->tbm, blkno);
 	}
-	for (kind = 0; kind < TTL_PURGE_KINDS; kind++)
+	for (kind = 0; kind < TTL_DUE_KINDS; kind++)
 	{
 		IndexScanDesc scan;
 		ScanKeyData keys[2];
@@ -152,7 +153,7 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 		if (leaf->index[kind] == NULL)
 			continue;
 		/* the kind's due keys (due_range.c); BRIN: the pages that may hold them */
-		range = ttl_due_range((TtlDueKind) kind, leaf->keyed[kind],
+		range = ttl_due_range(kind, leaf->keyed[kind],
 							  walk->default_ttl, walk->now_seconds);
 		ttl_due_scankeys(&range, keys);
 		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, nkeys);
