@@ -24,7 +24,9 @@
  * An append-only container without a purge index (1.6) takes the same walk
  * over every page of the table.
  *
- * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
+ * Two row sources, one loop (take_rows: re-check, direct delete, count,
+ * under the batch's limit; purge_rows.c does the row).  A worker batch
+ * (and ttl.purge with max_rows) walks one
  * purge index in key order from where the previous batch stopped, deleting
  * as it goes; the index scan marks the entries of rows earlier batches
  * deleted as dead, so later walks skip them cheaply, and nothing is held
@@ -83,29 +85,109 @@
 #include "purge/purge_internal.h"
 
 /*
- * A batch's walk of one leaf's purge index of that kind, in key order from
- * lower_key to cutoff, deleting each due row as it is found, until
- * out->found reaches limit.  The index scan itself checks visibility, so
- * the entries of rows earlier batches deleted are marked dead in the index
- * as it passes them and later walks skip them cheaply.
+ * The keyset walk as a row source: each leaf's index of the plan's kind, in
+ * key order from lower_key (in start_leaf; from the start in the leaves
+ * after it) to the end of the kind's due range.  The index scan itself
+ * checks visibility, so the entries of rows earlier batches deleted are
+ * marked dead in the index as it passes them and later walks skip them
+ * cheaply.
+ */
+typedef struct KeysetSource
+{
+	TtlRowSourceOps base;
+	DirectLeaf *leaves;
+	int			nleaves;
+	int			next_leaf;		/* the leaf to open after the current one */
+	TtlDueKind	kind;
+	Oid			start_leaf;
+	int64		lower_key;
+	IndexScanDesc scan;			/* the current leaf's scan, or NULL */
+	TupleTableSlot *slot;
+	DirectLeaf *leaf;
+} KeysetSource;
+
+static void
+keyset_end(TtlRowSourceOps *base)
+{
+	KeysetSource *src = (KeysetSource *) base;
+
+	if (src->scan == NULL)
+		return;
+	ExecDropSingleTupleTableSlot(src->slot);
+	index_endscan(src->scan);
+	src->scan = NULL;
+}
+
+static bool
+keyset_next(TtlRowSourceOps *base, DirectRun *run, DirectLeaf **leaf, TupleTableSlot **slot)
+{
+	KeysetSource *src = (KeysetSource *) base;
+
+	for (;;)
+	{
+		if (src->scan == NULL)
+		{
+			ScanKeyData keys[2];
+			TtlDueRange range;
+			Oid			leafid;
+
+			/* leaves before start_leaf were done earlier in this walk */
+			while (src->next_leaf < src->nleaves &&
+				   RelationGetRelid(src->leaves[src->next_leaf].rel) < src->start_leaf)
+				src->next_leaf++;
+			if (src->next_leaf >= src->nleaves)
+				return false;
+			src->leaf = &src->leaves[src->next_leaf++];
+			leafid = RelationGetRelid(src->leaf->rel);
+			/* the kind's due keys in this leaf's index (due_range.c), from the keyset on */
+			range = ttl_due_range(src->kind, src->leaf->keyed[src->kind],
+								  run->default_ttl, run->now_seconds);
+			ttl_due_range_from(&range, leafid == src->start_leaf ? src->lower_key : PG_INT64_MIN);
+			ttl_due_scankeys(&range, keys);
+			src->scan = ttl_index_beginscan(src->leaf->rel, src->leaf->index[src->kind],
+											run->snapshot, 2, 0);
+			index_rescan(src->scan, keys, 2, NULL, 0);
+			src->slot = table_slot_create(src->leaf->rel, NULL);
+		}
+		if (index_getnext_slot(src->scan, ForwardScanDirection, src->slot))
+		{
+			*leaf = src->leaf;
+			*slot = src->slot;
+			return true;
+		}
+		keyset_end(base);
+	}
+}
+
+static TtlRowSourceOps *
+keyset_source(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves)
+{
+	KeysetSource *src = palloc0(sizeof(KeysetSource));
+
+	src->base.next = keyset_next;
+	src->base.end = keyset_end;
+	src->leaves = leaves;
+	src->nleaves = nleaves;
+	src->kind = plan->kind;
+	src->start_leaf = plan->start_leaf;
+	src->lower_key = plan->lower_key;
+	return &src->base;
+}
+
+/*
+ * The one loop of the direct path: take the source's rows until limit (< 0:
+ * none) rows not skipped as busy are gone, re-check each against the whole
+ * rule and delete it with the direct deleter.  A keyset batch remembers
+ * where it stopped (the next batch's keyset).
  */
 static void
-walk_leaf(DirectLeaf *leaf, TtlDueKind kind, int64 lower_key, int64 limit, DirectRun *run)
+take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 {
-	IndexScanDesc scan;
-	ScanKeyData keys[2];
+	DirectLeaf *leaf;
 	TupleTableSlot *slot;
-	/* the kind's due keys in this leaf's index (due_range.c), from the keyset on */
-	TtlDueRange range = ttl_due_range(kind, leaf->keyed[kind],
-									  run->default_ttl, run->now_seconds);
 
-	ttl_due_range_from(&range, lower_key);
-	ttl_due_scankeys(&range, keys);
-	scan = ttl_index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
-	index_rescan(scan, keys, 2, NULL, 0);
-	slot = table_slot_create(leaf->rel, NULL);
-	while (run->out->found < limit &&
-		   index_getnext_slot(scan, ForwardScanDirection, slot))
+	while ((plan->limit < 0 || run->out->found < plan->limit) &&
+		   source->next(source, run, &leaf, &slot))
 	{
 		int64		ts;
 		int64		expiry;
@@ -117,12 +199,14 @@ walk_leaf(DirectLeaf *leaf, TtlDueKind kind, int64 lower_key, int64 limit, Direc
 		if (!ttl_direct_delete_row(leaf, slot, run))
 			continue;			/* busy: left for a later walk */
 		run->out->found++;
-		run->out->last_leaf = RelationGetRelid(leaf->rel);
-		run->out->last_key = kind == TTL_DUE_DEADLINE ? deadline :
-			kind == TTL_DUE_OWN ? expiry : ts;
+		if (plan->source == TTL_SOURCE_KEYSET)
+		{
+			run->out->last_leaf = RelationGetRelid(leaf->rel);
+			run->out->last_key = plan->kind == TTL_DUE_DEADLINE ? deadline :
+				plan->kind == TTL_DUE_OWN ? expiry : ts;
+		}
 	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
+	source->end(source);
 }
 
 /* A statement's snapshot and command id, as SPI gives the statement path. */
@@ -181,7 +265,6 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	TtlWalk    *one_shot = NULL;
 	TtlWalk   **walk = plan->walk;
 	MemoryContext walk_parent = plan->walk_parent;
-	int64		limit = plan->limit;
 	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
@@ -207,6 +290,8 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	begin_run(&run, plan->policy->default_ttl, plan->deadline, plan->now_seconds, out);
 	if (plan->source == TTL_SOURCE_BITMAP)
 	{
+		TtlRowSourceOps *source;
+
 		if (walk == NULL)
 		{
 			walk = &one_shot;
@@ -219,7 +304,9 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 		}
 		if (*walk == NULL)
 			*walk = ttl_new_walk(plan, leaves, nleaves, walk_parent);
-		out->range_done = ttl_take_walk(*walk, leaves, nleaves, limit, &run);
+		source = ttl_walk_source(*walk, leaves, nleaves, plan->limit);
+		take_rows(source, plan, &run);
+		out->range_done = ttl_walk_source_done(source);
 		if (out->range_done)
 		{
 			ttl_free_walk(*walk);
@@ -227,17 +314,7 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 		}
 	}
 	else
-	{
-		for (i = 0; i < nleaves && out->found < limit; i++)
-		{
-			Oid			leafid = RelationGetRelid(leaves[i].rel);
-
-			if (leafid >= plan->start_leaf)	/* else done earlier in this walk */
-				walk_leaf(&leaves[i], plan->kind,
-						  leafid == plan->start_leaf ? plan->lower_key : PG_INT64_MIN,
-						  limit, &run);
-		}
-	}
+		take_rows(keyset_source(plan, leaves, nleaves), plan, &run);
 	end_run(&run);
 	ttl_close_leaves(leaves, nleaves);
 	return obstacle;

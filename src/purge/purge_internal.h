@@ -1,11 +1,13 @@
 /*
  * purge_internal.h
- *		What the files of the purge family share: purge_batch.c (one batch),
- *		purge_statement.c (its statement path), purge_direct.c (the direct
- *		path), purge_walk.c (its TID-bitmap walk), purge_rows.c (the row
- *		re-check and delete of both), purge_leaves.c (what it walks),
- *		purge_round.c (a round) and purge_functions.c (the SQL entry
- *		points).  Nothing outside purge_*.c includes it.
+ *		What the files of the purge family share (src/purge/README.md): the
+ *		plan of a batch (purge_batch.c makes it), its row sources (the
+ *		keyset walk in purge_direct.c, the TID-bitmap walk in purge_walk.c),
+ *		its deleters (direct and SQL forms in purge_rows.c; the statement in
+ *		purge_statement.c; rule 10's one item in purge_replace.c), the one
+ *		loop (purge_direct.c), what it walks (purge_leaves.c), a round
+ *		(purge_round.c) and the SQL entry points (purge_functions.c).
+ *		Nothing outside src/purge/ includes it.
  */
 #ifndef TTL_PURGE_INTERNAL_H
 #define TTL_PURGE_INTERNAL_H
@@ -116,13 +118,31 @@ typedef struct DirectRun
 extern bool ttl_direct_row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
 								  int64 *ts, int64 *expiry, int64 *deadline);
 extern bool ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run);
+extern char *ttl_purge_recheck_sql(const char *doc, const char *deadline, int default_param,
+								   int now_param);
+extern char *ttl_purge_delete_sql(const char *from, const char *where, const char *returning);
+
+/*
+ * A row source of the direct path: the row versions of the batch's leaves
+ * that may be due, one after the other, each as the run's snapshot sees it
+ * (the keyset walk in purge_direct.c, the bitmap walk in purge_walk.c).
+ * purge_direct.c's one loop re-checks and deletes them.
+ */
+typedef struct TtlRowSourceOps TtlRowSourceOps;
+struct TtlRowSourceOps
+{
+	bool		(*next) (TtlRowSourceOps *source, DirectRun *run, DirectLeaf **leaf,
+						 TupleTableSlot **slot);
+	void		(*end) (TtlRowSourceOps *source);
+};
 
 /* purge_walk.c: the walk of the direct path (one TID bitmap per leaf) */
 extern TtlWalk *ttl_new_walk(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves,
 							 MemoryContext parent);
 extern bool ttl_walk_wants(const TtlWalk *walk, const bool *kinds);
-extern bool ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
-						  DirectRun *run);
+extern TtlRowSourceOps *ttl_walk_source(TtlWalk *walk, DirectLeaf *leaves, int nleaves,
+										int64 limit);
+extern bool ttl_walk_source_done(const TtlRowSourceOps *source);
 extern void ttl_free_walk(TtlWalk *walk);
 
 /* purge_batch.c: one batch of one container */

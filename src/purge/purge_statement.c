@@ -49,10 +49,8 @@ ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool pa
 	const char *delete;
 	const char *recheck;
 
-	/* rule 9: the re-check of a container with a deadline property */
-	recheck = deadline == NULL ? psprintf("ttl.doc_expired(t.%s, $4, $5)", doc) :
-		psprintf("ttl.doc_expired(t.%s, $4, $5, %s::pg_catalog.text)", doc,
-				 quote_literal_cstr(deadline));
+	/* the whole rule, as the direct deleter re-checks it (purge_rows.c) */
+	recheck = ttl_purge_recheck_sql(doc, deadline, 4, 5);
 	if (kind == TTL_DUE_DEADLINE)
 	{
 		/* the deadline index's expression, exactly (with its constant) */
@@ -76,17 +74,18 @@ ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool pa
 		key = psprintf("ttl.doc_expiry(t.%s)", doc);
 		filter = "";
 	}
+	/* the statement deleter (purge_rows.c) */
 	if (partitioned)
-		delete = psprintf("DELETE FROM %s t USING c"
-						  " WHERE t.tableoid OPERATOR(pg_catalog.=) c.toid"
-						  " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
-						  " AND %s RETURNING 1",
-						  table, recheck);
+		delete = ttl_purge_delete_sql(psprintf("%s t USING c", table),
+									  psprintf("t.tableoid OPERATOR(pg_catalog.=) c.toid"
+											   " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
+											   " AND %s", recheck),
+									  "1");
 	else
-		delete = psprintf("DELETE FROM %s t"
-						  " WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
-						  " AND %s RETURNING 1",
-						  table, recheck);
+		delete = ttl_purge_delete_sql(psprintf("%s t", table),
+									  psprintf("t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
+											   " AND %s", recheck),
+									  "1");
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
