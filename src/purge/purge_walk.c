@@ -200,6 +200,8 @@ typedef struct WalkSource
 	IndexFetchTableData *fetch; /* its fetch, */
 	TupleTableSlot *slot;		/* slot */
 	BlockNumber nblocks;		/* and length as this batch found it */
+	bool		page_ready;		/* walk->page checked in this batch, and */
+	int			end;			/* past its last offset worth trying */
 	bool		done;			/* out: the walk is done */
 } WalkSource;
 
@@ -263,48 +265,55 @@ walk_source_next(TtlRowSourceOps *base, DirectRun *run, DirectLeaf **leaf,
 	for (;;)
 	{
 		ItemPointerData tid;
-		bool		lossy;
-		int			end;
 		bool		call_again = false;
 		bool		all_dead = false;
 
-		if (!open_source_leaf(src, run))
+		if (src->leaf == NULL)
 		{
-			src->done = true;
-			return false;
+			if (!open_source_leaf(src, run))
+			{
+				src->done = true;
+				return false;
+			}
+			src->page_ready = false;
 		}
-		if (walk->page == NULL)
+		if (!src->page_ready)
 		{
-			if (src->bounded && src->pages >= WALK_BATCH_PAGES)
-				return false;	/* this batch read its share: the next goes on */
-			src->pages++;
-			walk->page = ttl_tbm_iterate(walk->iterator, &walk->page_buf) ?
-				&walk->page_buf : NULL;
 			if (walk->page == NULL)
 			{
-				close_source_leaf(src);
-				next_leaf(walk);
+				if (src->bounded && src->pages >= WALK_BATCH_PAGES)
+					return false;	/* this batch read its share: the next goes on */
+				src->pages++;
+				walk->page = ttl_tbm_iterate(walk->iterator, &walk->page_buf) ?
+					&walk->page_buf : NULL;
+				if (walk->page == NULL)
+				{
+					close_source_leaf(src);
+					next_leaf(walk);
+					continue;
+				}
+				walk->pos = walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
+			}
+			if (walk->page->blockno >= src->nblocks)
+			{
+				walk->page = NULL;	/* truncated away: nothing left there */
 				continue;
 			}
-			walk->pos = walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
+			if (walk->page->ntuples < 0 && walk->pos == FirstOffsetNumber)
+				walk->end = lossy_page_end(src->leaf->rel, walk->page->blockno);
+			src->end = walk->page->ntuples < 0 ? walk->end : walk->page->ntuples;
+			src->page_ready = true;
 		}
-		if (walk->page->blockno >= src->nblocks)
-		{
-			walk->page = NULL;	/* truncated away: nothing left there */
-			continue;
-		}
-		lossy = walk->page->ntuples < 0;
-		if (lossy && walk->pos == FirstOffsetNumber)
-			walk->end = lossy_page_end(src->leaf->rel, walk->page->blockno);
-		end = lossy ? walk->end : walk->page->ntuples;
-		if (walk->pos >= end)
+		if (walk->pos >= src->end)
 		{
 			walk->page = NULL;
+			src->page_ready = false;
 			continue;
 		}
 		/* lossy: every chain of the page; the expiry re-check decides */
 		ItemPointerSet(&tid, walk->page->blockno,
-					   lossy ? (OffsetNumber) walk->pos : walk->page->offsets[walk->pos]);
+					   walk->page->ntuples < 0 ? (OffsetNumber) walk->pos :
+					   walk->page->offsets[walk->pos]);
 		walk->pos++;
 		if (table_index_fetch_tuple(src->fetch, &tid, run->snapshot, src->slot,
 									&call_again, &all_dead))

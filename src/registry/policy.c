@@ -82,6 +82,23 @@ ttl_policy_read(Oid relid, TtlContainer *out)
 	return ttl_read_container(relid, out) || placement_policy(relid, out);
 }
 
+/*
+ * The policy of a partition (or of a plain table): the registry row of the
+ * first container among ancestors (the relation itself, then its
+ * ancestors up to the root, as the caller keeps them: rule 10 caches them
+ * per leaf).
+ */
+bool
+ttl_policy_of_partition(const Oid *ancestors, int nancestors, TtlContainer *out)
+{
+	int			i;
+
+	for (i = 0; i < nancestors; i++)
+		if (ttl_lookup_container(ancestors[i], out))
+			return true;
+	return false;
+}
+
 /* Is relid a piece of a distributed container here (no registry row)? */
 bool
 ttl_is_placement(Oid relid)

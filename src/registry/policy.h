@@ -45,6 +45,7 @@ extern void ttl_policy_install_distributed(const TtlDistributedOps *ops);
 extern bool ttl_policy_lookup(Oid relid, TtlContainer *out);
 extern const TtlContainer *ttl_policy_ref(Oid relid, TtlContainer *buf);
 extern bool ttl_policy_read(Oid relid, TtlContainer *out);
+extern bool ttl_policy_of_partition(const Oid *ancestors, int nancestors, TtlContainer *out);
 extern bool ttl_is_placement(Oid relid);
 
 /* what distribution makes of a table */

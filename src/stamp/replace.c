@@ -90,6 +90,7 @@
 #include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 #include "stamp/replace.h"
 
@@ -479,20 +480,6 @@ leaf_info(Relation rel, AttrNumber doc_attnum)
 
 /* ---- the statement's state ---- */
 
-/* The container of the leaf: the first of its ancestors the registry knows. */
-static bool
-find_container(LeafInfo *leaf, TtlContainer *out)
-{
-	int			i;
-
-	for (i = 0; i < leaf->nancestors; i++)
-	{
-		if (ttl_lookup_container(leaf->ancestors[i], out))
-			return true;
-	}
-	return false;
-}
-
 /*
  * Build the statement's state in mcxt: which container and policy, whether
  * anything can be replaced at all, the leaf's cached entry and the slots.
@@ -524,7 +511,8 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
 					sizeof(state->policy.deadline_property));
 	}
-	else if (!find_container(leaf, &state->policy))
+	/* the container of the leaf: the first of its ancestors the registry knows */
+	else if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
 		return state;
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
