@@ -28,6 +28,8 @@
  *                       (the SQL version); xact: stamp (rule 10's
  *                       statements), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
+ *   policy door         registry/policy.c <- citus (ttl_citus_ops): the
+ *                       one way the rest reaches Citus
  *
  * Locking: none.
  */
@@ -47,10 +49,12 @@
 #include "base/settings.h"
 #include "citus/citus.h"
 #include "citus/citus_copy.h"
+#include "citus/citus_meta.h"
 #include "guard/guard.h"
 #include "guard/guard_events.h"
 #include "live/live_view.h"
 #include "purge/purge.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
@@ -214,6 +218,8 @@ _PG_init(void)
 	ttl_guard_define_settings();
 	ttl_define_settings();
 
+	/* the Citus half of the one policy door (registry/policy.c) */
+	ttl_policy_install_distributed(&ttl_citus_ops);
 	CacheRegisterRelcacheCallback(ttl_registry_invalidate, (Datum) 0);
 	CacheRegisterRelcacheCallback(ttl_replace_invalidate, (Datum) 0);
 	CacheRegisterSyscacheCallback(RELNAMENSP, ttl_registry_forget_version, (Datum) 0);

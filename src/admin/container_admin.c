@@ -12,7 +12,7 @@
  * (ttl_registry_execute).  A policy change holds the container's purge lock
  * (ttl_lock_container) until commit; on a Citus distributed container it
  * also replaces the stamp trigger that carries the policy to the nodes
- * (citus.c).
+ * (ttl_policy_push, registry/policy.c).
  */
 #include "postgres.h"
 
@@ -45,7 +45,7 @@
 
 #include "base/compat.h"
 #include "base/run_as.h"
-#include "citus/citus.h"
+#include "registry/policy.h"
 #include "document/document.h"
 #include "guard/guard.h"
 #include "registry/index_owner.h"
@@ -139,7 +139,7 @@ ttl_register(PG_FUNCTION_ARGS)
 						doc_column, ttl_relation_display_name(relid),
 						format_type_be(atttype))));
 	/* a Citus reference (or other non-hash) table: 0A000 */
-	ttl_citus_check_kind(relid);
+	ttl_policy_check_distribution(relid);
 	if (ttl_read_container(relid, &existing))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -191,7 +191,7 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 						 2, argtypes, values, nulls, NULL);
 	/* the last step of ttl.enable(): a distributed container's trigger gets its policy */
 	CommandCounterIncrement();
-	ttl_citus_sync_policy(relid);
+	ttl_policy_push(relid);
 	/* the restore guard: at home here; held if mostly due already (guard.c) */
 	ttl_guard_after_enable(relid);
 	PG_RETURN_VOID();
@@ -248,7 +248,7 @@ ttl_set_default_ttl(PG_FUNCTION_ARGS)
 	CacheInvalidateRelcacheByRelid(relid);
 	/* a distributed container: its shards and nodes learn it in this transaction */
 	CommandCounterIncrement();
-	ttl_citus_sync_policy(relid);
+	ttl_policy_push(relid);
 	PG_RETURN_VOID();
 }
 
@@ -267,7 +267,7 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
 						 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	CommandCounterIncrement();
-	ttl_citus_sync_policy(relid);
+	ttl_policy_push(relid);
 }
 
 /*
@@ -317,7 +317,7 @@ ttl_set_append_only(PG_FUNCTION_ARGS)
 					 errdetail("An append-only container takes 'brin' or 'none'; the default mode takes 'btree'.")));
 		index_free = strcmp(kind, "none") == 0;
 	}
-	ttl_citus_refuse_index_free(relid, index_free);
+	ttl_policy_refuse_index_free(relid, index_free);
 	ttl_lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = BoolGetDatum(append_only);
@@ -337,7 +337,7 @@ ttl_set_append_only(PG_FUNCTION_ARGS)
  * expired item that holds its unique key (rule 10, replace.c), under the
  * container's purge and replace locks (ttl_lock_container: never while a
  * writer replaces by the old setting).  Owner only; not on a Citus
- * distributed container (citus.c).
+ * distributed container (registry/policy.c).
  */
 PG_FUNCTION_INFO_V1(ttl_set_replace_expired);
 Datum
@@ -357,7 +357,7 @@ ttl_set_replace_expired(PG_FUNCTION_ARGS)
 						ttl_relation_display_name(relid)),
 				 errhint("Pass true for rule 10 (the default), false to leave expired items conflicting until purged.")));
 	on = PG_GETARG_BOOL(1);
-	ttl_citus_refuse_replace_off(relid, on);
+	ttl_policy_refuse_replace_off(relid, on);
 	ttl_lock_container(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = BoolGetDatum(on);

@@ -35,11 +35,10 @@
 #include "utils/rel.h"
 
 #include "base/run_as.h"
-#include "citus/citus.h"
 #include "document/deadline.h"
 #include "document/document.h"
 #include "document/purge_key.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
@@ -86,8 +85,8 @@ ttl_set_deadline_property(PG_FUNCTION_ARGS)
 	CacheInvalidateRelcacheByRelid(relid);
 	CommandCounterIncrement();
 
-	if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
-		ttl_citus_sync_policy(relid);	/* (doc, default, paused[, property]) */
+	if (ttl_distribution_of(relid) == TTL_DIST_HASH)
+		ttl_policy_push(relid);	/* (doc, default, paused[, property]) */
 	else
 	{
 		int			nestlevel = ttl_pin_search_path();

@@ -69,7 +69,7 @@
 #include "base/compat.h"
 #include "base/run_as.h"
 #include "citus/citus.h"
-#include "registry/citus_meta.h"
+#include "citus/citus_meta.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
 
@@ -370,27 +370,13 @@ ttl_citus_needs_fmgr(Oid fn_oid)
 static void
 after_table_maker(void)
 {
-	uint64		i;
-	List	   *relids = NIL;
+	List	   *relids;
 	ListCell   *lc;
-	MemoryContext caller = CurrentMemoryContext;
 
 	if (!OidIsValid(get_extension_oid("ttl", true)))
 		return;
-	ttl_spi_connect();
-	if (SPI_execute("SELECT r.relid::pg_catalog.oid FROM ttl.registry r", true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read ttl.registry");
-	for (i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-														   SPI_tuptable->tupdesc, 1, &isnull));
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		relids = lappend_oid(relids, relid);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
+	/* the registry's rows, read in C (registry.c) */
+	relids = ttl_list_containers(false);
 	foreach(lc, relids)
 	{
 		Oid			relid = lfirst_oid(lc);

@@ -39,7 +39,7 @@
 
 #include "base/compat.h"
 #include "citus/citus_copy.h"
-#include "registry/citus_meta.h"
+#include "citus/citus_meta.h"
 
 
 /*

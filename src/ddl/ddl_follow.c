@@ -48,9 +48,8 @@
 
 #include "base/run_as.h"
 #include "base/subxact.h"
-#include "citus/citus.h"
 #include "ddl/ddl.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
@@ -80,16 +79,16 @@ follow_document_rename(Oid relid, const char *newname)
 						 2, argtypes, values, NULL, NULL);
 
 	/*
-	 * A distributed container's trigger carries the policy too (citus.c):
+	 * A distributed container's trigger carries the policy too (policy.c):
 	 * replace it, which Citus does on every shard and every node's shell in
 	 * this distributed transaction.  The shards' columns are renamed after
 	 * this (Citus runs the ALTER TABLE on them after the coordinator's), a
 	 * trigger's arguments are not checked against the columns.
 	 */
-	if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
+	if (ttl_distribution_of(relid) == TTL_DIST_HASH)
 	{
 		CommandCounterIncrement();
-		ttl_citus_sync_policy(relid);
+		ttl_policy_push(relid);
 		return;
 	}
 

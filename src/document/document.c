@@ -32,7 +32,7 @@
 
 #include "document/document.h"
 #include "document/document_read.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /* Classify a root "ttl" value: -1 and 1..INT32_MAX are the valid ones. */
@@ -129,7 +129,7 @@ char *
 ttl_container_name(Relation rel)
 {
 	/* a shard of a distributed container: the name the user knows */
-	char	   *logical = ttl_citus_shard_table_name(rel);
+	char	   *logical = ttl_placement_table_name(rel);
 
 	return quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 									  logical ? logical : RelationGetRelationName(rel));

@@ -68,7 +68,7 @@
 #include "base/visit.h"
 #include "guard/guard.h"
 #include "guard/guard_estimate.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 double		ttl_restore_guard_fraction = 0.2;
@@ -128,43 +128,37 @@ current_system(void)
 	return (int64) GetSystemIdentifier();
 }
 
+/*
+ * The registry's rows, read in C (registry.c) as committed now: no SQL runs
+ * to read them.
+ */
 static HTAB *
 load_rows(void)
 {
 	HASHCTL		ctl;
 	HTAB	   *rows;
-	MemoryContext cxt = CurrentMemoryContext;
-	uint64		i;
+	ListCell   *lc;
 
 	ctl.keysize = sizeof(Oid);
 	ctl.entrysize = sizeof(GuardRow);
-	ctl.hcxt = cxt;
+	ctl.hcxt = CurrentMemoryContext;
 	rows = hash_create("ttl guard rows", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	ttl_spi_connect();
-	if (SPI_execute("SELECT r.relid::pg_catalog.oid, r.home_system_identifier, r.home_database,"
-					" r.held_since IS NOT NULL, r.hold_fraction FROM ttl.registry r",
-					true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read ttl.registry");
-	for (i = 0; i < SPI_processed; i++)
+	foreach(lc, ttl_list_containers(false))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		bool		null_db;
-		Oid			relid = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
-		GuardRow   *row = hash_search(rows, &relid, HASH_ENTER, NULL);
-		Datum		d;
+		Oid			relid = lfirst_oid(lc);
+		TtlContainer c;
+		GuardRow   *row;
 
+		if (!ttl_read_container(relid, &c))
+			continue;			/* disabled meanwhile */
+		row = hash_search(rows, &relid, HASH_ENTER, NULL);
 		row->relid = relid;
-		d = SPI_getbinval(tup, desc, 2, &isnull);
-		row->home_system = isnull ? 0 : DatumGetInt64(d);
-		row->home_database = DatumGetObjectId(SPI_getbinval(tup, desc, 3, &null_db));
-		row->has_home = !isnull && !null_db;
-		row->held = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		d = SPI_getbinval(tup, desc, 5, &isnull);
-		row->hold_fraction = isnull ? 0 : DatumGetFloat4(d);
+		row->home_system = c.has_home ? c.home_system : 0;
+		row->home_database = c.home_database;
+		row->has_home = c.has_home;
+		row->held = c.held;
+		row->hold_fraction = c.hold_fraction;
 	}
-	SPI_finish();
 	return rows;
 }
 
@@ -307,7 +301,7 @@ ttl_guard_holds(TtlGuardRound *round, Oid relid)
 	if (!round->active)
 		return false;
 	row = hash_search(round->rows, &relid, HASH_FIND, NULL);
-	if (row == NULL || ttl_citus_kind(relid) != TTL_CITUS_NONE)
+	if (row == NULL || ttl_distribution_of(relid) != TTL_DIST_NONE)
 		return false;
 	if (fraction <= 0)
 	{
@@ -386,22 +380,12 @@ ttl_guard_unchecked(TtlGuardRound *round, Oid relid)
 bool
 ttl_guard_held_now(Oid relid)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1];
-	bool		isnull;
-	bool		held = false;
+	TtlContainer c;
 
 	if (ttl_restore_guard_fraction <= 0 || !registry_has_guard())
 		return false;
-	values[0] = ObjectIdGetDatum(relid);
-	ttl_spi_connect();
-	if (SPI_execute_with_args("SELECT r.held_since IS NOT NULL FROM ttl.registry r"
-							  " WHERE r.relid OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-		held = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return held;
+	/* the registry's row as committed now, read in C (registry.c) */
+	return ttl_read_container(relid, &c) && c.held;
 }
 
 /*
@@ -418,7 +402,7 @@ ttl_guard_after_enable(Oid relid)
 	if (!registry_has_guard())
 		return;
 	release(relid);
-	if (fraction <= 0 || ttl_citus_kind(relid) != TTL_CITUS_NONE ||
+	if (fraction <= 0 || ttl_distribution_of(relid) != TTL_DIST_NONE ||
 		!ttl_read_container(relid, &c))
 		return;
 	ttl_guard_estimate(relid, &c, ttl_current_unix_seconds(), fraction, &est);

@@ -49,6 +49,7 @@
 #include "utils/rel.h"
 
 #include "base/run_as.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "guard/guard_estimate.h"
 #include "registry/registry.h"
@@ -103,8 +104,11 @@ run_count(const char *sql, int64 cutoff, int64 low)
  */
 static int64
 walk(const char *table, const char *key, const char *extra, bool ordered,
-	 int64 low, bool use_low, int64 cutoff, int64 limit)
+	 const TtlDueRange *range, int64 limit)
 {
+	/* a partial index of 1.0-1.2 holds its kind only: no lower bound */
+	bool		use_low = range->keyed;
+
 	if (limit <= 0)
 		return 0;
 	return run_count(psprintf("SELECT pg_catalog.count(*) FROM"
@@ -116,7 +120,7 @@ walk(const char *table, const char *key, const char *extra, bool ordered,
 							  extra,
 							  ordered ? psprintf(" ORDER BY %s", key) : "",
 							  limit),
-					 cutoff, low);
+					 range->high, range->low);
 }
 
 /*
@@ -151,20 +155,21 @@ ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s, double fractio
 	limit = (int64) floor(fraction * out->total) + 1;
 	if (!c->default_is_null && out->total > 0)
 	{
-		if (c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
+		/* the due keys: one place for them all (due_range.c) */
+		bool		keyed = c->index_free ||
+			ttl_has_purge_key_index(relid, NameStr(c->doc_column));
+		TtlDueRange inherited = ttl_due_range(TTL_DUE_INHERITED, keyed, c->default_ttl, now_s);
+		TtlDueRange own = ttl_due_range(TTL_DUE_OWN, keyed, c->default_ttl, now_s);
+
+		if (keyed)
 		{
 			const char *key = psprintf("ttl.doc_purge_key(%s)", col);
 			/* BRIN or no index (append-only): a scan, no order to keep */
 			bool		ordered = !c->append_only;
 
 			if (c->default_ttl > 0)
-				out->due += walk(table, key, "", ordered,
-								 ttl_purge_key_low(TTL_KEY_INHERITED), true,
-								 ttl_purge_key_encode(TTL_KEY_INHERITED, now_s - c->default_ttl),
-								 limit);
-			out->due += walk(table, key, "", ordered,
-							 ttl_purge_key_low(TTL_KEY_OWN), true,
-							 ttl_purge_key_encode(TTL_KEY_OWN, now_s), limit - out->due);
+				out->due += walk(table, key, "", ordered, &inherited, limit);
+			out->due += walk(table, key, "", ordered, &own, limit - out->due);
 		}
 		else
 		{
@@ -172,9 +177,9 @@ ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s, double fractio
 			if (c->default_ttl > 0)
 				out->due += walk(table, psprintf("ttl.doc_ts(%s)", col),
 								 psprintf(" AND ttl.doc_ttl(%s) IS NULL", col), true,
-								 0, false, now_s - c->default_ttl, limit);
+								 &inherited, limit);
 			out->due += walk(table, psprintf("ttl.doc_expiry(%s)", col), "", true,
-							 0, false, now_s, limit - out->due);
+							 &own, limit - out->due);
 		}
 	}
 	out->exceeded = out->total > 0 && (double) out->due > fraction * out->total;

@@ -37,7 +37,7 @@
 #include "base/settings.h"
 #include "base/visit.h"
 #include "insight/stats.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 
 /* The longest back-off, in seconds (unless ttl.naptime is longer). */
 #define BACKOFF_CAP_S 3600
@@ -103,7 +103,6 @@ ttl_backoff_record(Oid relid, const char *message)
 	Oid			argtypes[5] = {OIDOID, TEXTOID, FLOAT8OID, FLOAT8OID, BOOLOID};
 	Datum		values[5];
 	static SPIPlanPtr plan = NULL;
-	TtlContainer placement;
 
 	if (!ttl_backoff_available())
 	{
@@ -115,8 +114,8 @@ ttl_backoff_record(Oid relid, const char *message)
 	/* the first overrun backs off for two naptimes, each next one twice that */
 	values[2] = Float8GetDatum(2.0 * ttl_naptime);
 	values[3] = Float8GetDatum((double) Max(BACKOFF_CAP_S, ttl_naptime));
-	/* a shard of a distributed container has no registry row (citus.c) */
-	values[4] = BoolGetDatum(ttl_trigger_policy_if_citus(relid, &placement));
+	/* a piece of a distributed container has no registry row (policy.c) */
+	values[4] = BoolGetDatum(ttl_is_placement(relid));
 	ttl_registry_execute(
 		"INSERT INTO ttl.purge_stats AS s"
 		" (relid, last_error, last_error_at, overruns, retry_after)"

@@ -30,6 +30,7 @@
 
 #include "document/deadline.h"
 #include "document/document.h"
+#include "document/due_range.h"
 #include "document/expiry.h"
 #include "document/purge_key.h"
 #include "insight/index_count.h"
@@ -172,10 +173,16 @@ ttl_preview(PG_FUNCTION_ARGS)
 
 	memset(&pc, 0, sizeof(pc));
 	pc.at_s = ttl_unix_floor_seconds(at);
-	pc.inherited_low = ttl_purge_key_low(TTL_KEY_INHERITED);
-	pc.inherited_zero = ttl_purge_key_encode(TTL_KEY_INHERITED, 0);
-	pc.own_zero = ttl_purge_key_encode(TTL_KEY_OWN, 0);
-	Assert(ttl_purge_key_decode(TTL_KEY_OWN, pc.own_zero + 12345) == 12345);
+	{
+		/* where each kind's keys start and where its second 0 is (due_range.c) */
+		TtlDueRange inherited = ttl_due_range(TTL_DUE_INHERITED, true, 0, 0);
+		TtlDueRange own = ttl_due_range(TTL_DUE_OWN, true, 0, 0);
+
+		pc.inherited_low = inherited.low;
+		pc.inherited_zero = ttl_due_key(&inherited, 0);
+		pc.own_zero = ttl_due_key(&own, 0);
+		Assert(ttl_due_seconds(&own, pc.own_zero + 12345) == 12345);
+	}
 	pc.deadline = TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL;
 	pc.s[0].off = c.default_is_null;
 	pc.s[0].default_ttl = c.default_ttl;

@@ -50,7 +50,7 @@
 #include "base/settings.h"
 #include "document/purge_key.h"
 #include "insight/preview_leaves.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /*
@@ -142,7 +142,7 @@ ttl_preview_container_arg(FunctionCallInfo fcinfo, const char *fname, TtlContain
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary tables of other sessions")));
-	kind = ttl_citus_kind(relid);
+	kind = ttl_distribution_of(relid);
 	if (kind == 'h' || kind == 'r')
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

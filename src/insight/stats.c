@@ -48,9 +48,10 @@
 #include "base/settings.h"
 #include "base/subxact.h"
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "insight/stats.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /*
@@ -74,10 +75,11 @@ typedef struct TtlBacklog
  * connected.
  */
 static void
-backlog_walk(const char *sql, int64 low, int64 cutoff, int64 *count, bool *have_min, int64 *min)
+backlog_walk(const char *sql, const TtlDueRange *range, int64 *count, bool *have_min,
+			 int64 *min)
 {
 	Oid			argtypes[2] = {INT8OID, INT8OID};
-	Datum		values[2] = {Int64GetDatum(cutoff), Int64GetDatum(low)};
+	Datum		values[2] = {Int64GetDatum(range->high), Int64GetDatum(range->low)};
 	bool		isnull;
 	int			rc;
 
@@ -108,6 +110,10 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	int64		n;
 	int64		k;
 	bool		have_k;
+	bool		keyed;
+	TtlDueRange inherited;
+	TtlDueRange own;
+	TtlDueRange deadline;
 
 	out->known = true;
 	out->expired = 0;
@@ -117,7 +123,12 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 
 	ttl_become_user(owner, &ctx);
 	ttl_spi_connect();
-	if (c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column)))
+	/* the due keys: one place for them all (due_range.c) */
+	keyed = c->index_free || ttl_has_purge_key_index(relid, NameStr(c->doc_column));
+	inherited = ttl_due_range(TTL_DUE_INHERITED, keyed, c->default_ttl, now_s);
+	own = ttl_due_range(TTL_DUE_OWN, keyed, c->default_ttl, now_s);
+	deadline = ttl_due_range(TTL_DUE_DEADLINE, keyed, c->default_ttl, now_s);
+	if (keyed)
 	{
 		/*
 		 * 1.3: both kinds are ranges of the single index (purge_key.c); an
@@ -132,22 +143,19 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 
 		if (c->default_ttl > 0)
 		{
-			backlog_walk(sql, ttl_purge_key_low(TTL_KEY_INHERITED),
-						 ttl_purge_key_encode(TTL_KEY_INHERITED, now_s - c->default_ttl),
-						 &n, &have_k, &k);
+			backlog_walk(sql, &inherited, &n, &have_k, &k);
 			out->expired += n;
 			if (have_k)
 			{
 				/* a due key decodes to a _ts <= now - default: no overflow */
-				out->oldest_s = ttl_purge_key_decode(TTL_KEY_INHERITED, k) + c->default_ttl;
+				out->oldest_s = ttl_due_seconds(&inherited, k) + c->default_ttl;
 				out->have_oldest = true;
 			}
 		}
-		backlog_walk(sql, ttl_purge_key_low(TTL_KEY_OWN),
-					 ttl_purge_key_encode(TTL_KEY_OWN, now_s), &n, &have_k, &k);
+		backlog_walk(sql, &own, &n, &have_k, &k);
 		out->expired += n;
 		if (have_k)
-			k = ttl_purge_key_decode(TTL_KEY_OWN, k);
+			k = ttl_due_seconds(&own, k);
 	}
 	else
 	{
@@ -160,7 +168,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 								  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
 								  " ORDER BY 1 LIMIT %3$s) s",
 								  col, table, limit_txt),
-						 0, now_s - c->default_ttl, &n, &have_k, &k);
+						 &inherited, &n, &have_k, &k);
 			out->expired += n;
 			if (have_k)
 			{
@@ -174,7 +182,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 							  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
 							  " ORDER BY 1 LIMIT %3$s) s",
 							  col, table, limit_txt),
-					 0, now_s, &n, &have_k, &k);
+					 &own, &n, &have_k, &k);
 		out->expired += n;
 	}
 	if (have_k && (!out->have_oldest || k < out->oldest_s))
@@ -198,7 +206,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
 							  key, col, c->default_ttl, table, limit_txt,
 							  psprintf(INT64_FORMAT, now_s)),
-					 TTL_DEADLINE_MALFORMED_KEY + 1, now_s, &n, &have_k, &k);
+					 &deadline, &n, &have_k, &k);
 		out->expired += n;
 		if (have_k && (!out->have_oldest || k < out->oldest_s))
 		{
@@ -327,7 +335,7 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 		return;
 
 	/* a shard of a distributed container: the policy its trigger carries */
-	if (!ttl_lookup_container(relid, &c) && !ttl_trigger_policy_if_citus(relid, &c))
+	if (!ttl_policy_lookup(relid, &c))
 	{
 		/* not a container: nothing expires (as 1.0) */
 		out->known = true;
@@ -447,13 +455,12 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 	static SPIPlanPtr plan = NULL;
-	TtlContainer placement;
 
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int64GetDatum(deleted);
 	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
-	/* a shard of a distributed container has no registry row (citus.c) */
-	values[3] = BoolGetDatum(ttl_trigger_policy_if_citus(relid, &placement));
+	/* a piece of a distributed container has no registry row (policy.c) */
+	values[3] = BoolGetDatum(ttl_is_placement(relid));
 	if (error == NULL)
 		nulls[2] = 'n';
 	ttl_registry_execute(

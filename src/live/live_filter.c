@@ -23,7 +23,7 @@
 #include "document/document.h"
 #include "document/document_read.h"
 #include "document/expiry.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /*
@@ -58,9 +58,7 @@ ttl_live(PG_FUNCTION_ARGS)
 		if (!PG_ARGISNULL(1))
 		{
 			/* the cache's entry: copied below before any other catalog access */
-			c = ttl_container_ref(PG_GETARG_OID(1));
-			if (c == NULL && ttl_trigger_policy_if_citus(PG_GETARG_OID(1), &shard_policy))
-				c = &shard_policy;
+			c = ttl_policy_ref(PG_GETARG_OID(1), &shard_policy);
 			/* not a container: a table, or (42P01) no relation at all */
 			if (c == NULL)
 				ttl_check_relation_exists(PG_GETARG_OID(1));

@@ -61,7 +61,7 @@
  * Adding the filter after subquery_planner fixed the qual security levels
  * would lose the ordering guarantee.
  *
- * Citus (citus.c): both stages leave a live view of a Citus table to
+ * Citus (behind registry/policy.c): both stages leave a live view of a Citus table to
  * PostgreSQL's security-barrier subquery, which Citus deparses into the
  * shard queries as a subquery (it would drop securityQuals), so the filter
  * runs on the nodes next to the data; router pruning and the shard's
@@ -93,7 +93,7 @@
 #include "base/compat.h"
 #include "live/live_view.h"
 #include "live/live_view_parts.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 
 
 /*
@@ -228,7 +228,7 @@ flatten_subquery(Query *query, int rti, RangeTblEntry *rte, List **extra_rtes)
 	if (table_rti == 0 || table_rti == ttl_view_old_varno)
 		return;
 	/* a Citus table: Citus ships the subquery to the shards (see above) */
-	if (ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
+	if (ttl_distribution_of(rt_fetch(table_rti, view->rtable)->relid) != TTL_DIST_NONE)
 	{
 		ttl_name_shipped_outputs(rte);
 		return;
@@ -279,7 +279,7 @@ flatten_view_relation(Query *query, int rti, RangeTblEntry *rte,
 	}
 	/* a Citus table: the rewriter's barrier subquery, which Citus ships */
 	if (table_rti > 0 &&
-		ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
+		ttl_distribution_of(rt_fetch(table_rti, view->rtable)->relid) != TTL_DIST_NONE)
 		table_rti = 0;
 	if (table_rti > 0)
 	{

@@ -16,7 +16,7 @@
  *		subquery Citus will ship gets the view's column names
  *		(ttl_name_shipped_outputs).
  *
- * Locking: none; Citus metadata is read through citus_meta.c.
+ * Locking: none; Citus metadata is read through registry/policy.c.
  */
 #include "postgres.h"
 
@@ -25,7 +25,7 @@
 #include "parser/parsetree.h"
 
 #include "live/live_view_parts.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 
 /* Does query (at depth levelsup below the entry's level) use entry rti's whole row? */
 typedef struct WholeRowContext
@@ -70,11 +70,11 @@ ttl_is_shipped_shard_read(Query *query, int rti, Query *view, int table_rti)
 	Const	   *container = (Const *) lsecond(filter->args);
 	WholeRowContext ctx;
 
-	if (!ttl_citus_loaded())
+	if (!ttl_distribution_loaded())
 		return false;
 	if (container->constisnull || container->consttype != REGCLASSOID ||
-		ttl_citus_kind(DatumGetObjectId(container->constvalue)) == TTL_CITUS_NONE ||
-		ttl_citus_kind(rt_fetch(table_rti, view->rtable)->relid) != TTL_CITUS_NONE)
+		ttl_distribution_of(DatumGetObjectId(container->constvalue)) == TTL_DIST_NONE ||
+		ttl_distribution_of(rt_fetch(table_rti, view->rtable)->relid) != TTL_DIST_NONE)
 		return false;
 	ctx.rti = rti;
 	ctx.levelsup = 0;

@@ -45,7 +45,7 @@ typedef struct TtlRoundOps
 
 /*
  * Where a bounded round left an unfinished container (an entry of the
- * resume map, keyed by relid); kind is a PurgeKind of purge_internal.h.
+ * resume map, keyed by relid); kind is a TtlDueKind (document/due_range.h).
  * The worker keeps them in shared memory between its visits (worker.c).
  */
 typedef struct TtlResumePoint

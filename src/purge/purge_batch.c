@@ -60,8 +60,7 @@
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
-#include "registry/citus_meta.h"
-#include "registry/registry.h"
+#include "registry/policy.h"
 
 void
 ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
@@ -74,7 +73,7 @@ ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 	cur->owner = owner;
 	cur->now_seconds = now_seconds;
 	cur->honour_pause = honour_pause;
-	cur->kind = PURGE_INHERITED;
+	cur->kind = TTL_DUE_INHERITED;
 	cur->leaf = InvalidOid;
 	cur->lower_key = PG_INT64_MIN;
 }
@@ -115,14 +114,14 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 	if (!ttl_try_lock_container(cur->relid) || !try_lock_table_tree(cur->relid))
 	{
 		cur->busy = true;
-		cur->kind = PURGE_DONE;
+		cur->done = true;
 		return false;
 	}
 	/* looked up under the lock: a concurrent DROP has finished by now */
 	*relname = get_rel_name(cur->relid);
 	if (*relname == NULL)
 	{
-		cur->kind = PURGE_DONE;
+		cur->done = true;
 		return false;
 	}
 
@@ -131,16 +130,15 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 	 * committed now (not as the caller's snapshot saw it): a default set to
 	 * NULL after a REPEATABLE READ caller's snapshot deletes nothing.
 	 */
-	if (!(ttl_read_container(cur->relid, policy) ||
-		  ttl_trigger_policy_if_citus(cur->relid, policy)) ||	/* a shard: citus_meta.c */
+	if (!ttl_policy_read(cur->relid, policy) ||	/* a container's, or a piece's */
 		(cur->honour_pause && policy->paused))
 	{
-		cur->kind = PURGE_DONE;	/* disabled or paused meanwhile */
+		cur->done = true;	/* disabled or paused meanwhile */
 		return false;
 	}
 	if (policy->default_is_null)
 	{
-		cur->kind = PURGE_DONE;	/* TTL off: nothing expires */
+		cur->done = true;	/* TTL off: nothing expires */
 		return false;
 	}
 	return true;
@@ -148,16 +146,20 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 
 /*
  * Move the cursor past a batch: to where it stopped, or, when its key range
- * is exhausted, to the next index (or done).
+ * is exhausted, to the next kind (or done).
  */
 static void
 advance_cursor(PurgeCursor *cur, bool exhausted, Oid last_leaf, int64 last_key)
 {
 	if (exhausted)
 	{
-		/* this key range is exhausted: next index, or done */
-		cur->kind = (cur->kind == PURGE_INHERITED) ? PURGE_OWN :
-			(cur->kind == PURGE_OWN && cur->has_deadline) ? PURGE_DEADLINE : PURGE_DONE;
+		/* this key range is exhausted: next kind, or done */
+		if (cur->kind == TTL_DUE_INHERITED)
+			cur->kind = TTL_DUE_OWN;
+		else if (cur->kind == TTL_DUE_OWN && cur->has_deadline)
+			cur->kind = TTL_DUE_DEADLINE;
+		else
+			cur->done = true;
 		cur->leaf = InvalidOid;
 		cur->lower_key = PG_INT64_MIN;
 	}
@@ -169,75 +171,81 @@ advance_cursor(PurgeCursor *cur, bool exhausted, Oid last_leaf, int64 last_key)
 }
 
 /*
+ * The plan of the cursor's next batch under policy.  A bitmap walk (no
+ * limit, the procedure's batches, or an append-only container, whose BRIN
+ * index or none gives pages, not keys in order) takes every kind in one
+ * pass over the table; else a keyset walk of the cursor's kind.  The
+ * direct deleter unless the table needs the executor (purge_leaves.c says).
+ */
+static void
+plan_batch(PurgeCursor *cur, const TtlContainer *policy, int64 limit, TtlBatchPlan *plan)
+{
+	bool		bitmap = cur->use_walk || limit < 0 || policy->append_only;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->relid = cur->relid;
+	plan->policy = policy;
+	plan->deadline = cur->has_deadline ? policy->deadline_property : NULL;
+	plan->now_seconds = cur->now_seconds;
+	plan->kind = cur->kind;
+	plan->kinds[TTL_DUE_INHERITED] = cur->kind == TTL_DUE_INHERITED;
+	plan->kinds[TTL_DUE_OWN] = cur->kind == TTL_DUE_OWN || bitmap;
+	plan->kinds[TTL_DUE_DEADLINE] = cur->has_deadline &&
+		(cur->kind == TTL_DUE_DEADLINE || bitmap);
+	plan->start_leaf = cur->leaf;
+	plan->lower_key = cur->lower_key;
+	plan->limit = limit;
+	plan->source = bitmap ? TTL_SOURCE_BITMAP : TTL_SOURCE_KEYSET;
+	/* the procedure's walk, or an append-only one, lasts across batches */
+	plan->walk = (cur->use_walk || policy->append_only) ? &cur->walk : NULL;
+	plan->walk_parent = cur->walk_cxt;
+	plan->deleter = TTL_DELETER_DIRECT;
+}
+
+/*
  * One batch of one container in the current transaction, as the current
  * user (the caller switches to the owner), of at most limit rows (< 0: no
- * limit).  Returns rows deleted; advances the cursor, setting kind =
- * PURGE_DONE when nothing is left, or busy.
+ * limit).  Returns rows deleted; advances the cursor, setting it done when
+ * nothing is left, or busy.
  */
 static int64
 purge_batch(PurgeCursor *cur, int64 limit)
 {
 	char	   *relname;
 	TtlContainer policy;
-	int64		default_ttl;
-	int64		cutoff;
-	char	   *doc_name;
+	TtlBatchPlan plan;
 	const char *obstacle;
 	TtlDirectBatch batch;
-	bool		want[TTL_PURGE_KINDS];
-	bool		walking;
-	const char *deadline;
 	bool		exhausted = false;
 
 	if (!begin_batch(cur, &relname, &policy))
 		return 0;
-	default_ttl = policy.default_ttl;
-	doc_name = pstrdup(NameStr(policy.doc_column));
 	/* rule 9: a deadline property adds a walk of the deadline index */
 	cur->has_deadline = TTL_HAS_DEADLINE(&policy);
-	deadline = cur->has_deadline ? pstrdup(policy.deadline_property) : NULL;
-	if (cur->kind == PURGE_DEADLINE && !cur->has_deadline)
+	if (cur->kind == TTL_DUE_DEADLINE && !cur->has_deadline)
 	{
-		cur->kind = PURGE_DONE;	/* removed meanwhile */
+		cur->done = true;		/* removed meanwhile */
 		return 0;
 	}
 
 	ttl_spi_connect();
-	if (cur->kind == PURGE_INHERITED && default_ttl <= 0)
+	if (cur->kind == TTL_DUE_INHERITED && policy.default_ttl <= 0)
 	{
-		cur->kind = PURGE_OWN;	/* -1: only items with their own ttl */
+		cur->kind = TTL_DUE_OWN;	/* -1: only items with their own ttl */
 		cur->leaf = InvalidOid;
 		cur->lower_key = PG_INT64_MIN;
 	}
-
-	cutoff = (cur->kind == PURGE_INHERITED) ?
-		cur->now_seconds - default_ttl : cur->now_seconds;
-	/*
-	 * A walk (no limit, or the procedure's batches) takes both kinds in
-	 * one pass over the table; else one keyset walk of one index.
-	 */
-	walking = cur->use_walk || limit < 0 || policy.append_only;
-	want[0] = cur->kind == PURGE_INHERITED;
-	want[1] = cur->kind == PURGE_OWN || walking;
-	want[2] = cur->has_deadline && (cur->kind == PURGE_DEADLINE || walking);
-	/*
-	 * append-only: the BRIN index gives page ranges (or, index-free, every
-	 * page is taken), so batches take a walk
-	 */
-	obstacle = ttl_purge_direct(cur->relid, doc_name, policy.index_free, want,
-								cur->leaf, cur->lower_key,
-								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
-								cur->walk_cxt,
-								(int32) default_ttl, deadline, cur->now_seconds, &batch);
+	plan_batch(cur, &policy, limit, &plan);
+	obstacle = ttl_purge_direct(&plan, &batch);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
-		if (walking)
+		if (plan.source == TTL_SOURCE_BITMAP)
 		{
 			exhausted = batch.range_done;
 			if (exhausted)		/* every kind done: the next step ends */
-				cur->kind = cur->has_deadline ? PURGE_DEADLINE : PURGE_OWN;
+				cur->kind = cur->has_deadline ? TTL_DUE_DEADLINE : TTL_DUE_OWN;
 		}
 	}
 	else
@@ -245,20 +253,21 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		ereport(DEBUG1,
 				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
 								 relname, obstacle)));
-		walking = false;
+		/* the statement takes the cursor's kind in key order */
+		plan.deleter = TTL_DELETER_STATEMENT;
+		plan.source = TTL_SOURCE_KEYSET;
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
-		ttl_statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl,
-						deadline, &batch);
+		ttl_statement_batch(&plan, relname, &batch);
 	}
 	SPI_finish();
 
 	/*
-	 * The key range is done when a batch comes back short.  A full batch
+	 * A keyset's range is done when a batch comes back short.  A full batch
 	 * that deleted nothing and did not move the key would find the same rows
 	 * again: the range is done for this walk too.
 	 */
-	if (!walking)
+	if (plan.source == TTL_SOURCE_KEYSET)
 		exhausted = limit < 0 || batch.found < limit ||
 			(batch.deleted == 0 && batch.last_leaf == cur->leaf &&
 			 batch.last_key == cur->lower_key);
@@ -374,7 +383,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	 * rows share a key.  Batching pays off only with a commit in between
 	 * (ttl_purge_round).
 	 */
-	while (cur.kind != PURGE_DONE && (max_rows < 0 || cur.deleted < max_rows))
+	while (!cur.done && (max_rows < 0 || cur.deleted < max_rows))
 	{
 		(void) ttl_purge_batch_immediate(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
 		CHECK_FOR_INTERRUPTS();

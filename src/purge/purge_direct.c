@@ -24,7 +24,9 @@
  * An append-only container without a purge index (1.6) takes the same walk
  * over every page of the table.
  *
- * Two shapes.  A worker batch (and ttl.purge with max_rows) walks one
+ * Two row sources, one loop (take_rows: re-check, direct delete, count,
+ * under the batch's limit; purge_rows.c does the row).  A worker batch
+ * (and ttl.purge with max_rows) walks one
  * purge index in key order from where the previous batch stopped, deleting
  * as it goes; the index scan marks the entries of rows earlier batches
  * deleted as dead, so later walks skip them cheaply, and nothing is held
@@ -77,45 +79,115 @@
 
 #include "base/compat.h"
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/expiry.h"
 #include "document/purge_key.h"
 #include "purge/purge_internal.h"
 
 /*
- * A batch's walk of one leaf's purge index of that kind, in key order from
- * lower_key to cutoff, deleting each due row as it is found, until
- * out->found reaches limit.  The index scan itself checks visibility, so
- * the entries of rows earlier batches deleted are marked dead in the index
- * as it passes them and later walks skip them cheaply.
+ * The keyset walk as a row source: each leaf's index of the plan's kind, in
+ * key order from lower_key (in start_leaf; from the start in the leaves
+ * after it) to the end of the kind's due range.  The index scan itself
+ * checks visibility, so the entries of rows earlier batches deleted are
+ * marked dead in the index as it passes them and later walks skip them
+ * cheaply.
+ */
+typedef struct KeysetSource
+{
+	TtlRowSourceOps base;
+	DirectLeaf *leaves;
+	int			nleaves;
+	int			next_leaf;		/* the leaf to open after the current one */
+	TtlDueKind	kind;
+	Oid			start_leaf;
+	int64		lower_key;
+	IndexScanDesc scan;			/* the current leaf's scan, or NULL */
+	TupleTableSlot *slot;
+	DirectLeaf *leaf;
+} KeysetSource;
+
+static void
+keyset_end(TtlRowSourceOps *base)
+{
+	KeysetSource *src = (KeysetSource *) base;
+
+	if (src->scan == NULL)
+		return;
+	ExecDropSingleTupleTableSlot(src->slot);
+	index_endscan(src->scan);
+	src->scan = NULL;
+}
+
+static bool
+keyset_next(TtlRowSourceOps *base, DirectRun *run, DirectLeaf **leaf, TupleTableSlot **slot)
+{
+	KeysetSource *src = (KeysetSource *) base;
+
+	for (;;)
+	{
+		if (src->scan == NULL)
+		{
+			ScanKeyData keys[2];
+			TtlDueRange range;
+			Oid			leafid;
+
+			/* leaves before start_leaf were done earlier in this walk */
+			while (src->next_leaf < src->nleaves &&
+				   RelationGetRelid(src->leaves[src->next_leaf].rel) < src->start_leaf)
+				src->next_leaf++;
+			if (src->next_leaf >= src->nleaves)
+				return false;
+			src->leaf = &src->leaves[src->next_leaf++];
+			leafid = RelationGetRelid(src->leaf->rel);
+			/* the kind's due keys in this leaf's index (due_range.c), from the keyset on */
+			range = ttl_due_range(src->kind, src->leaf->keyed[src->kind],
+								  run->default_ttl, run->now_seconds);
+			ttl_due_range_from(&range, leafid == src->start_leaf ? src->lower_key : PG_INT64_MIN);
+			ttl_due_scankeys(&range, keys);
+			src->scan = ttl_index_beginscan(src->leaf->rel, src->leaf->index[src->kind],
+											run->snapshot, 2, 0);
+			index_rescan(src->scan, keys, 2, NULL, 0);
+			src->slot = table_slot_create(src->leaf->rel, NULL);
+		}
+		if (index_getnext_slot(src->scan, ForwardScanDirection, src->slot))
+		{
+			*leaf = src->leaf;
+			*slot = src->slot;
+			return true;
+		}
+		keyset_end(base);
+	}
+}
+
+static TtlRowSourceOps *
+keyset_source(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves)
+{
+	KeysetSource *src = palloc0(sizeof(KeysetSource));
+
+	src->base.next = keyset_next;
+	src->base.end = keyset_end;
+	src->leaves = leaves;
+	src->nleaves = nleaves;
+	src->kind = plan->kind;
+	src->start_leaf = plan->start_leaf;
+	src->lower_key = plan->lower_key;
+	return &src->base;
+}
+
+/*
+ * The one loop of the direct path: take the source's rows until limit (< 0:
+ * none) rows not skipped as busy are gone, re-check each against the whole
+ * rule and delete it with the direct deleter.  A keyset batch remembers
+ * where it stopped (the next batch's keyset).
  */
 static void
-walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit,
-		  DirectRun *run)
+take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 {
-	IndexScanDesc scan;
-	ScanKeyData keys[2];
+	DirectLeaf *leaf;
 	TupleTableSlot *slot;
 
-	if (kind == PURGE_DEADLINE)
-	{
-		/* deadlines as they are, above the key of malformed ones */
-		lower_key = Max(lower_key, TTL_DEADLINE_MALFORMED_KEY + 1);
-	}
-	else if (leaf->keyed[kind])
-	{
-		/* the kind's range of the single index (purge_key.c) */
-		lower_key = ttl_purge_key_encode(kind, lower_key);
-		cutoff = ttl_purge_key_encode(kind, cutoff);
-	}
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-				Int64GetDatum(lower_key));
-	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE,
-				Int64GetDatum(cutoff));
-	scan = ttl_index_beginscan(leaf->rel, leaf->index[kind], run->snapshot, 2, 0);
-	index_rescan(scan, keys, 2, NULL, 0);
-	slot = table_slot_create(leaf->rel, NULL);
-	while (run->out->found < limit &&
-		   index_getnext_slot(scan, ForwardScanDirection, slot))
+	while ((plan->limit < 0 || run->out->found < plan->limit) &&
+		   source->next(source, run, &leaf, &slot))
 	{
 		int64		ts;
 		int64		expiry;
@@ -127,12 +199,14 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 		if (!ttl_direct_delete_row(leaf, slot, run))
 			continue;			/* busy: left for a later walk */
 		run->out->found++;
-		run->out->last_leaf = RelationGetRelid(leaf->rel);
-		run->out->last_key = kind == PURGE_DEADLINE ? deadline :
-			kind == PURGE_OWN ? expiry : ts;
+		if (plan->source == TTL_SOURCE_KEYSET)
+		{
+			run->out->last_leaf = RelationGetRelid(leaf->rel);
+			run->out->last_key = plan->kind == TTL_DUE_DEADLINE ? deadline :
+				plan->kind == TTL_DUE_OWN ? expiry : ts;
+		}
 	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_endscan(scan);
+	source->end(source);
 }
 
 /* A statement's snapshot and command id, as SPI gives the statement path. */
@@ -161,51 +235,48 @@ end_run(DirectRun *run)
 }
 
 /*
- * Delete due rows of the kinds wanted (want[0]: items inheriting the
- * default, want[1]: items with their own ttl, want[2]: items whose
- * deadline, rule 9, has come: the container's deadline index, keyed by
- * ttl.doc_deadline_key(doc, deadline)).
+ * Run the batch plan with the direct deleter where it applies
+ * (purge_leaves.c decides): delete due rows of the plan's kinds (the
+ * inherited kind, the own kind, the deadline kind of rule 9, through the
+ * container's deadline index keyed by ttl.doc_deadline_key(doc, property)).
  *
- * With walk (CALL ttl.run_purge) or limit < 0 (ttl.purge without
- * max_rows): go on with the walk of both wanted indexes (*walk, a child of
- * walk_parent, kept by the caller across batches; a new one when there is
- * none) until limit rows not skipped as busy are gone; out->range_done
- * when the walk is done (it is then freed).
+ * Bitmap source (CALL ttl.run_purge, ttl.purge without max_rows, an
+ * append-only container): go on with the walk of every kind's index
+ * (*plan->walk, a child of plan->walk_parent, kept by the caller across
+ * batches; a new one when there is none, or a one-shot one without
+ * plan->walk) until limit rows not skipped as busy are gone;
+ * out->range_done when the walk is done (it is then freed).
  *
- * Otherwise (the worker, ttl.purge with max_rows), one batch of limit
- * rows: walk the one wanted index, leaf by leaf (in OID order), in key
- * order from (start_leaf, lower_key); out->last_leaf and last_key say where
- * it stopped (the next batch's keyset).
+ * Keyset source (the worker, ttl.purge with max_rows): one batch of limit
+ * rows: walk the one kind's index, leaf by leaf (in OID order), in key
+ * order from (start_leaf, lower_key); out->last_leaf and last_key say
+ * where it stopped (the next batch's keyset).
  *
- * Returns NULL when it ran, else why the direct path does not apply
- * (nothing done).
+ * Returns NULL when it ran, else why the direct deleter does not apply
+ * (nothing done: the caller runs the statement).
  */
 const char *
-ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool *want,
-				 Oid start_leaf, int64 lower_key, int64 limit,
-				 TtlWalk **walk, MemoryContext walk_parent,
-				 int32 default_ttl, const char *deadline, int64 now_seconds,
-				 TtlDirectBatch *out)
+ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 {
-	int64		cutoff[TTL_PURGE_KINDS] = {now_seconds - default_ttl, now_seconds, now_seconds};
 	DirectLeaf *leaves;
 	int			nleaves;
 	const char *obstacle;
 	DirectRun	run;
 	TtlWalk    *one_shot = NULL;
+	TtlWalk   **walk = plan->walk;
+	MemoryContext walk_parent = plan->walk_parent;
 	int			i;
 
 	memset(out, 0, sizeof(TtlDirectBatch));
-	out->last_leaf = start_leaf;
-	out->last_key = lower_key;
-	obstacle = ttl_open_leaves(relid, doc_column, index_free, want, deadline,
-							   &leaves, &nleaves);
+	out->last_leaf = plan->start_leaf;
+	out->last_key = plan->lower_key;
+	obstacle = ttl_open_leaves(plan, &leaves, &nleaves);
 	if (obstacle != NULL)
 	{
 		ttl_close_leaves(leaves, nleaves);
 		return obstacle;
 	}
-	for (i = 0; i < nleaves && walk == NULL && limit >= 0; i++)
+	for (i = 0; i < nleaves && plan->source == TTL_SOURCE_KEYSET; i++)
 	{
 		/* a BRIN index or none (append-only) gives pages, not keys in order */
 		if (leaves[i].brin || leaves[i].sweep)
@@ -215,22 +286,27 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 				"its purge index is a BRIN index, which only a walk can use";
 		}
 	}
-	begin_run(&run, default_ttl, deadline, now_seconds, out);
-	if (walk == NULL && limit < 0)
+	plan->deleter = TTL_DELETER_DIRECT;
+	begin_run(&run, plan->policy->default_ttl, plan->deadline, plan->now_seconds, out);
+	if (plan->source == TTL_SOURCE_BITMAP)
 	{
-		walk = &one_shot;
-		walk_parent = CurrentMemoryContext;
-	}
-	if (walk != NULL)
-	{
-		if (*walk != NULL && !ttl_walk_wants(*walk, want))
+		TtlRowSourceOps *source;
+
+		if (walk == NULL)
+		{
+			walk = &one_shot;
+			walk_parent = CurrentMemoryContext;
+		}
+		if (*walk != NULL && !ttl_walk_wants(*walk, plan->kinds))
 		{
 			ttl_free_walk(*walk);
 			*walk = NULL;
 		}
 		if (*walk == NULL)
-			*walk = ttl_new_walk(relid, leaves, nleaves, want, cutoff, walk_parent);
-		out->range_done = ttl_take_walk(*walk, leaves, nleaves, limit, &run);
+			*walk = ttl_new_walk(plan, leaves, nleaves, walk_parent);
+		source = ttl_walk_source(*walk, leaves, nleaves, plan->limit);
+		take_rows(source, plan, &run);
+		out->range_done = ttl_walk_source_done(source);
 		if (out->range_done)
 		{
 			ttl_free_walk(*walk);
@@ -238,19 +314,7 @@ ttl_purge_direct(Oid relid, const char *doc_column, bool index_free, const bool 
 		}
 	}
 	else
-	{
-		int			kind = want[0] ? PURGE_INHERITED : want[1] ? PURGE_OWN : PURGE_DEADLINE;
-
-		for (i = 0; i < nleaves && out->found < limit; i++)
-		{
-			Oid			leafid = RelationGetRelid(leaves[i].rel);
-
-			if (leafid >= start_leaf)	/* else done earlier in this walk */
-				walk_leaf(&leaves[i], kind,
-						  leafid == start_leaf ? lower_key : PG_INT64_MIN,
-						  cutoff[kind], limit, &run);
-		}
-	}
+		take_rows(keyset_source(plan, leaves, nleaves), plan, &run);
 	end_run(&run);
 	ttl_close_leaves(leaves, nleaves);
 	return obstacle;

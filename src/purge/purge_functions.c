@@ -39,12 +39,11 @@
 #include "base/compat.h"
 #include "base/replication_lag.h"
 #include "base/settings.h"
-#include "citus/citus.h"
 #include "document/purge_key.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /*
@@ -75,7 +74,7 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 									   get_rel_name(relid));
 	PG_RETURN_TEXT_P(cstring_to_text(ttl_batch_statement(table,
 														 quote_identifier(NameStr(c.doc_column)),
-														 PG_GETARG_BOOL(1) ? PURGE_OWN : PURGE_INHERITED,
+														 PG_GETARG_BOOL(1) ? TTL_DUE_OWN : TTL_DUE_INHERITED,
 														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
 														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
 														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL)));
@@ -106,9 +105,9 @@ ttl_purge(PG_FUNCTION_ARGS)
 
 		ttl_check_container_owner(relid);
 		ttl_get_container(relid, &c);
-		/* a distributed container: each node purges its shards (citus.c) */
-		if (ttl_citus_kind(relid) == TTL_CITUS_HASH)
-			PG_RETURN_INT64(ttl_citus_purge(relid, max_rows));
+		/* a distributed container: each node purges its pieces (policy.c) */
+		if (ttl_distribution_of(relid) == TTL_DIST_HASH)
+			PG_RETURN_INT64(ttl_purge_distributed(relid, max_rows));
 		relids = list_make1_oid(relid);
 	}
 	else
@@ -142,7 +141,7 @@ ttl_purge(PG_FUNCTION_ARGS)
 			if (max_rows >= 0 && total >= max_rows)
 				break;
 			if (ttl_class_ownercheck(relid, GetUserId()))
-				total += ttl_citus_purge(relid, max_rows < 0 ? -1 : max_rows - total);
+				total += ttl_purge_distributed(relid, max_rows < 0 ? -1 : max_rows - total);
 		}
 	PG_RETURN_INT64(total);
 }
@@ -266,8 +265,9 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 /*
  * ttl._purge_placements(container, max_rows): purge this node's active
  * placements of a distributed container now, as its owner; how many rows.
- * Each node runs it for its share of a distributed ttl.purge() (citus.c
- * sends it); the placements are found in Citus's metadata (citus_meta.c).
+ * Each node runs it for its share of a distributed ttl.purge() (the
+ * distributed half sends it); the placements are found through the policy
+ * door (registry/policy.c).
  */
 PG_FUNCTION_INFO_V1(ttl_purge_placements);
 Datum
@@ -280,7 +280,7 @@ ttl_purge_placements(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("ttl._purge_placements()");
 	ttl_check_container_owner(relid);
-	foreach(lc, ttl_citus_local_placements(relid, false))
+	foreach(lc, ttl_list_local_placements(relid, false))
 	{
 		bool		skipped;
 

@@ -1,11 +1,13 @@
 /*
  * purge_internal.h
- *		What the files of the purge family share: purge_batch.c (one batch),
- *		purge_statement.c (its statement path), purge_direct.c (the direct
- *		path), purge_walk.c (its TID-bitmap walk), purge_rows.c (the row
- *		re-check and delete of both), purge_leaves.c (what it walks),
- *		purge_round.c (a round) and purge_functions.c (the SQL entry
- *		points).  Nothing outside purge_*.c includes it.
+ *		What the files of the purge family share (src/purge/README.md): the
+ *		plan of a batch (purge_batch.c makes it), its row sources (the
+ *		keyset walk in purge_direct.c, the TID-bitmap walk in purge_walk.c),
+ *		its deleters (direct and SQL forms in purge_rows.c; the statement in
+ *		purge_statement.c; rule 10's one item in purge_replace.c), the one
+ *		loop (purge_direct.c), what it walks (purge_leaves.c), a round
+ *		(purge_round.c) and the SQL entry points (purge_functions.c).
+ *		Nothing outside src/purge/ includes it.
  */
 #ifndef TTL_PURGE_INTERNAL_H
 #define TTL_PURGE_INTERNAL_H
@@ -16,6 +18,9 @@
 #include "utils/palloc.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+
+#include "document/due_range.h"
+#include "registry/registry.h"
 
 /* purge_direct.c: purge without a lock pass, where it applies */
 typedef struct TtlDirectBatch
@@ -29,33 +34,71 @@ typedef struct TtlDirectBatch
 
 typedef struct TtlWalk TtlWalk;
 
-extern const char *ttl_purge_direct(Oid relid, const char *doc_column,
-									bool index_free, const bool *want, Oid start_leaf, int64 lower_key,
-									int64 limit, TtlWalk **walk, MemoryContext walk_parent,
-									int32 default_ttl, const char *deadline,
-									int64 now_seconds, TtlDirectBatch *out);
+/* Where a batch's rows come from (see purge_direct.c). */
+typedef enum TtlRowSource
+{
+	TTL_SOURCE_KEYSET,			/* one kind's index, in key order from where
+								 * the last batch stopped: nothing is held
+								 * between batches */
+	TTL_SOURCE_BITMAP			/* one TID bitmap per leaf from every kind's
+								 * index (BRIN: page ranges; none: every
+								 * page), each page read once; the walk is
+								 * kept across batches */
+} TtlRowSource;
+
+/* How a due row goes (see src/purge/README.md). */
+typedef enum TtlDeleter
+{
+	TTL_DELETER_DIRECT,			/* table_tuple_delete, never waiting
+								 * (purge_rows.c) */
+	TTL_DELETER_STATEMENT		/* a DELETE statement: triggers, foreign keys,
+								 * rules and row security act
+								 * (purge_statement.c) */
+} TtlDeleter;
+
+/*
+ * The plan of one batch: the due kinds it takes (their key ranges are
+ * due_range.c's, from the policy and the clock), where its rows come from,
+ * how they go, and how many.
+ */
+typedef struct TtlBatchPlan
+{
+	Oid			relid;
+	const TtlContainer *policy; /* as read under the batch's locks */
+	const char *deadline;		/* the deadline property (rule 9), or NULL */
+	int64		now_seconds;	/* the round's clock */
+	bool		kinds[TTL_DUE_KINDS];	/* the kinds taken */
+	TtlDueKind	kind;			/* keyset: the one kind walked */
+	Oid			start_leaf;		/* keyset: where the last batch stopped */
+	int64		lower_key;		/* (its partition and walk value) */
+	int64		limit;			/* rows, < 0: no limit */
+	TtlRowSource source;
+	TtlWalk   **walk;			/* bitmap: the walk kept across batches, or
+								 * NULL for one that ends with the batch */
+	MemoryContext walk_parent;	/* where a kept walk lives */
+	TtlDeleter	deleter;		/* out: the one that ran */
+} TtlBatchPlan;
+
+extern const char *ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out);
 
 /* purge_leaves.c: the leaves the direct path walks */
 /* One leaf with the purge indexes needed (inherited, own), ready to walk. */
-/* The kinds of due rows: 0 inherited, 1 own ttl, 2 deadline (PurgeKind). */
-#define TTL_PURGE_KINDS 3
-
 typedef struct DirectLeaf
 {
 	Relation	rel;
-	Relation	index[TTL_PURGE_KINDS];	/* [0]: inherited (doc_ts), [1]: own
-										 * (doc_expiry), [2]: deadline
+	Relation	index[TTL_DUE_KINDS];	/* by TtlDueKind: the inherited kind's
+										 * (doc_ts), the own kind's
+										 * (doc_expiry), or the one key index
+										 * for both; the deadline index
 										 * (doc_deadline_key, rule 9) */
-	bool		keyed[TTL_PURGE_KINDS];	/* that index is the one of ttl.doc_purge_key */
+	bool		keyed[TTL_DUE_KINDS];	/* that index is the one of ttl.doc_purge_key */
 	bool		brin;			/* and it is BRIN (append-only): walks only */
 	bool		sweep;			/* no purge index (append-only, 1.6): a walk
 								 * takes every page of the leaf */
 	AttrNumber	doc_attno;
 } DirectLeaf;
 
-extern const char *ttl_open_leaves(Oid relid, const char *doc_column, bool index_free,
-								   const bool *want,
-								   const char *deadline,
+extern const char *ttl_open_leaves(const TtlBatchPlan *plan,
 								   DirectLeaf **leaves_out, int *nleaves_out);
 extern void ttl_close_leaves(DirectLeaf *leaves, int nleaves);
 
@@ -75,30 +118,41 @@ typedef struct DirectRun
 extern bool ttl_direct_row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
 								  int64 *ts, int64 *expiry, int64 *deadline);
 extern bool ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run);
+extern char *ttl_purge_recheck_sql(const char *doc, const char *deadline, int default_param,
+								   int now_param);
+extern char *ttl_purge_delete_sql(const char *from, const char *where, const char *returning);
+
+/*
+ * A row source of the direct path: the row versions of the batch's leaves
+ * that may be due, one after the other, each as the run's snapshot sees it
+ * (the keyset walk in purge_direct.c, the bitmap walk in purge_walk.c).
+ * purge_direct.c's one loop re-checks and deletes them.
+ */
+typedef struct TtlRowSourceOps TtlRowSourceOps;
+struct TtlRowSourceOps
+{
+	bool		(*next) (TtlRowSourceOps *source, DirectRun *run, DirectLeaf **leaf,
+						 TupleTableSlot **slot);
+	void		(*end) (TtlRowSourceOps *source);
+};
 
 /* purge_walk.c: the walk of the direct path (one TID bitmap per leaf) */
-extern TtlWalk *ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
-							 const int64 *cutoff, MemoryContext parent);
-extern bool ttl_walk_wants(const TtlWalk *walk, const bool *want);
-extern bool ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
-						  DirectRun *run);
+extern TtlWalk *ttl_new_walk(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves,
+							 MemoryContext parent);
+extern bool ttl_walk_wants(const TtlWalk *walk, const bool *kinds);
+extern TtlRowSourceOps *ttl_walk_source(TtlWalk *walk, DirectLeaf *leaves, int nleaves,
+										int64 limit);
+extern bool ttl_walk_source_done(const TtlRowSourceOps *source);
 extern void ttl_free_walk(TtlWalk *walk);
 
 /* purge_batch.c: one batch of one container */
-typedef enum PurgeKind
-{
-	PURGE_INHERITED,			/* items without their own ttl: key _ts */
-	PURGE_OWN,					/* items with their own ttl: key _ts + ttl */
-	PURGE_DEADLINE,				/* items with a deadline (rule 9): key deadline */
-	PURGE_DONE
-} PurgeKind;
-
 typedef struct PurgeCursor
 {
 	Oid			relid;
 	Oid			owner;
 	int64		now_seconds;	/* the round's clock */
-	PurgeKind	kind;
+	bool		done;			/* nothing left this round (or busy) */
+	TtlDueKind	kind;			/* the kind being walked (keyset) */
 	Oid			leaf;			/* keyset: resume where the last batch ended, */
 	int64		lower_key;		/* (partition of a direct walk, key) */
 	int64		deleted;
@@ -116,12 +170,11 @@ extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 
 /* purge_statement.c: the statement path of a batch */
-extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind kind,
+extern char *ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind,
 								 bool partitioned, bool keyed, const char *deadline);
 extern void ttl_set_purge_plan_options(void);
-extern void ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
-								int64 limit, int64 cutoff, int32 default_ttl,
-								const char *deadline, TtlDirectBatch *out);
+extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
+								TtlDirectBatch *out);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

@@ -188,9 +188,11 @@ open_deadline_index(Relation rel, AttrNumber doc_attno, const char *deadline)
  * all or nothing.  Returns why the direct path does not apply, or NULL.
  */
 const char *
-ttl_open_leaves(Oid relid, const char *doc_column, bool index_free, const bool *want,
-				const char *deadline, DirectLeaf **leaves_out, int *nleaves_out)
+ttl_open_leaves(const TtlBatchPlan *plan, DirectLeaf **leaves_out, int *nleaves_out)
 {
+	const char *doc_column = NameStr(plan->policy->doc_column);
+	bool		index_free = plan->policy->index_free;
+	const bool *want = plan->kinds;
 	Relation	root;
 	const char *obstacle;
 	List	   *leaf_oids;
@@ -199,7 +201,7 @@ ttl_open_leaves(Oid relid, const char *doc_column, bool index_free, const bool *
 	ListCell   *lc;
 
 	/* the caller holds RowExclusiveLock on the table and its partitions */
-	root = table_open(relid, NoLock);
+	root = table_open(plan->relid, NoLock);
 	leaf_oids = direct_leaves(root, &obstacle);
 	table_close(root, NoLock);
 	*leaves_out = leaves = palloc0(sizeof(DirectLeaf) * Max(list_length(leaf_oids), 1));
@@ -219,17 +221,17 @@ ttl_open_leaves(Oid relid, const char *doc_column, bool index_free, const bool *
 			return "its document column is missing";
 		/* index-free (1.6): the walk takes every page, no index to open */
 		leaf->sweep = index_free;
-		for (kind = 0; kind < 2 && !index_free; kind++)
+		for (kind = TTL_DUE_INHERITED; kind <= TTL_DUE_OWN && !index_free; kind++)
 		{
 			if (want[kind] &&
 				(leaf->index[kind] = open_purge_index(leaf->rel, leaf->doc_attno,
-													  kind == 1, &leaf->keyed[kind],
+													  kind == TTL_DUE_OWN, &leaf->keyed[kind],
 													  &leaf->brin)) == NULL)
 				return "its purge index is missing, invalid or locked";
 		}
-		if (want[2] &&
-			(leaf->index[2] = open_deadline_index(leaf->rel, leaf->doc_attno,
-												  deadline)) == NULL)
+		if (want[TTL_DUE_DEADLINE] &&
+			(leaf->index[TTL_DUE_DEADLINE] = open_deadline_index(leaf->rel, leaf->doc_attno,
+																 plan->deadline)) == NULL)
 			return "its deadline index is missing, invalid or locked";
 		/* a published table without a replica identity cannot DELETE either */
 		CheckCmdReplicaIdentity(leaf->rel, CMD_DELETE);
@@ -245,7 +247,7 @@ ttl_close_leaves(DirectLeaf *leaves, int nleaves)
 
 	for (i = 0; i < nleaves; i++)
 	{
-		for (kind = 0; kind < TTL_PURGE_KINDS; kind++)
+		for (kind = 0; kind < TTL_DUE_KINDS; kind++)
 			if (leaves[i].index[kind])
 				index_close(leaves[i].index[kind], NoLock);
 		table_close(leaves[i].rel, NoLock);

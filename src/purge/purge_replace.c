@@ -60,6 +60,7 @@
 #include "document/deadline.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
+#include "purge/purge_internal.h"
 #include "registry/registry.h"
 
 /* One replacement delete, as a step of a subtransaction. */
@@ -80,10 +81,11 @@ typedef struct ReplaceStep
  * container, so its row security and statement triggers apply, and a ctid
  * names a row only within one partition).
  *
- * Where later work plugs in (SPEC, "After 1.6"): a legal hold adds its
- * "AND NOT (doc @> match)" to the WHERE clause here (and replace.c raises
- * 55000 before calling this), and a container with an archive wraps the
- * DELETE as WITH d AS (DELETE ... RETURNING t.*) INSERT INTO archive ...
+ * Where later work plugs in (SPEC, "After 1.6"; src/purge/README.md): a
+ * legal hold adds its "AND NOT (doc @> match)" to ttl_purge_recheck_sql
+ * (and replace.c raises 55000 before calling this), and a container with
+ * an archive wraps the DELETE in ttl_purge_delete_sql as WITH d AS (DELETE
+ * ... RETURNING t.*) INSERT INTO archive ...
  */
 static char *
 replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
@@ -91,18 +93,19 @@ replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
 	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(container)),
 												   get_rel_name(container));
 	const char *doc = quote_identifier(NameStr(policy->doc_column));
-	char	   *recheck;
+	/* the whole rule and the delete, as every purge deleter (purge_rows.c) */
+	char	   *recheck = ttl_purge_recheck_sql(doc, TTL_HAS_DEADLINE(policy) ?
+											  policy->deadline_property : NULL, 2, 3);
 
-	recheck = !TTL_HAS_DEADLINE(policy) ?
-		psprintf("ttl.doc_expired(t.%s, $2, $3)", doc) :
-		psprintf("ttl.doc_expired(t.%s, $2, $3, %s::pg_catalog.text)", doc,
-				 quote_literal_cstr(policy->deadline_property));
 	if (partitioned)
-		return psprintf("DELETE FROM %s t WHERE t.tableoid OPERATOR(pg_catalog.=) $4"
-						" AND t.ctid OPERATOR(pg_catalog.=) $1 AND %s",
-						table, recheck);
-	return psprintf("DELETE FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1"
-					" AND %s", table, recheck);
+		return ttl_purge_delete_sql(psprintf("%s t", table),
+									psprintf("t.tableoid OPERATOR(pg_catalog.=) $4"
+											 " AND t.ctid OPERATOR(pg_catalog.=) $1 AND %s",
+											 recheck),
+									NULL);
+	return ttl_purge_delete_sql(psprintf("ONLY %s t", table),
+								psprintf("t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck),
+								NULL);
 }
 
 /* The count for ttl.stats (see the file header), as the extension's owner. */

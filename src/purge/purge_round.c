@@ -47,7 +47,7 @@
 #include "insight/stats.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 /* The cost budget's sleep, by name in pg_stat_activity on 17+. */
@@ -140,7 +140,7 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	point = hash_search(resume, &cur->relid, HASH_FIND, NULL);
 	if (point == NULL)
 		return;
-	cur->kind = (PurgeKind) point->kind;
+	cur->kind = (TtlDueKind) point->kind;
 	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
 	cur->deleted = point->deleted;
@@ -160,7 +160,7 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		hash_search(resume, &point->relid, HASH_REMOVE, NULL);
 	for (i = 0; i < ncursors; i++)
 	{
-		if (cursors[i].kind == PURGE_DONE)
+		if (cursors[i].done)
 			continue;
 		point = hash_search(resume, &cursors[i].relid, HASH_ENTER, NULL);
 		point->kind = (int) cursors[i].kind;
@@ -297,7 +297,7 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !timed_out &&
 		!ttl_am_background_worker())
 		ReThrowError(edata);
-	cur->kind = PURGE_DONE;
+	cur->done = true;
 	name = get_rel_name(cur->relid);
 	message = edata->message;
 	if (timed_out)
@@ -325,7 +325,7 @@ report_committed(TtlRoundOps *ops, PurgeCursor *cur)
 
 	if (ops->committed == NULL)
 		return;
-	if (cur->kind == PURGE_DONE)
+	if (cur->done)
 	{
 		ops->committed(ops->arg, cur->relid, NULL);
 		return;
@@ -391,11 +391,11 @@ ttl_purge_round(TtlRoundOps *ops)
 			if (list_member_oid(backed_off, relid))
 			{
 				/* not even estimated: the guard's check waits for it */
-				cursors[i].kind = PURGE_DONE;
+				cursors[i].done = true;
 				ttl_guard_unchecked(&guard, relid);
 			}
 			else if (ttl_guard_holds(&guard, relid))
-				cursors[i].kind = PURGE_DONE;
+				cursors[i].done = true;
 			i++;
 		}
 		MemoryContextSwitchTo(caller_cxt);
@@ -413,7 +413,7 @@ ttl_purge_round(TtlRoundOps *ops)
 				PurgeCursor *cur = &cursors[(k + first) % ncursors];
 				int64		before = cur->deleted;
 
-				if (cur->kind == PURGE_DONE)
+				if (cur->done)
 					continue;
 				/*
 				 * A bounded round ends with work left; the next one starts
@@ -449,7 +449,7 @@ ttl_purge_round(TtlRoundOps *ops)
 				round_batch(cur, round_cxt, ops->backoff);
 				last = cur;
 				total += cur->deleted - before;
-				if (cur->kind != PURGE_DONE)
+				if (!cur->done)
 					active++;
 			}
 			first_pass = false;

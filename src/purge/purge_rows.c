@@ -1,9 +1,13 @@
 /*
  * purge_rows.c
- *		One row of the direct path (purge_direct.c's keyset walk and
- *		purge_walk.c's bitmap walk): the re-check of the whole expiry rule
- *		(lifetime or deadline, rule 9) on the row version the snapshot
- *		sees, and its delete with table_tuple_delete(wait = false).
+ *		One due row, whichever deleter takes it: the re-check of the whole
+ *		expiry rule (lifetime or deadline, rule 9) on the row version the
+ *		snapshot sees and its delete with table_tuple_delete(wait = false)
+ *		(the direct deleter, for purge_direct.c's one loop over either row
+ *		source), and the same re-check and delete in SQL for the deleters
+ *		that run a statement (purge_statement.c's batch, purge_replace.c's
+ *		one item of rule 10).  The one place a legal hold (the re-checks)
+ *		and an archive (the deletes) plug in: src/purge/README.md.
  *
  * Locking: the caller's (purge_direct.c): RowExclusiveLock on the table,
  * as its owner.  A delete never waits: a row locked, being changed or
@@ -13,6 +17,7 @@
 
 #include "access/tableam.h"
 #include "executor/tuptable.h"
+#include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
@@ -72,4 +77,35 @@ ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run)
 	if (result == TM_Ok)
 		run->out->deleted++;
 	return true;
+}
+
+/*
+ * The same re-check in SQL, for the deleters that run a DELETE statement
+ * (the batch statement, purge_statement.c; rule 10's delete of one item,
+ * purge_replace.c): the whole rule on the row version t that the DELETE
+ * removes, with the default and now in parameters $default_param and
+ * $now_param.  A legal hold's exclusion goes here and in
+ * ttl_direct_row_is_due (src/purge/README.md).
+ */
+char *
+ttl_purge_recheck_sql(const char *doc, const char *deadline, int default_param,
+					  int now_param)
+{
+	/* rule 9: the re-check of a container with a deadline property */
+	if (deadline == NULL)
+		return psprintf("ttl.doc_expired(t.%s, $%d, $%d)", doc, default_param, now_param);
+	return psprintf("ttl.doc_expired(t.%s, $%d, $%d, %s::pg_catalog.text)", doc,
+					default_param, now_param, quote_literal_cstr(deadline));
+}
+
+/*
+ * The delete in SQL, for the same deleters: DELETE FROM from WHERE where
+ * [RETURNING returning].  An archive wraps it here, as ttl_direct_delete_row
+ * is its direct form (src/purge/README.md).
+ */
+char *
+ttl_purge_delete_sql(const char *from, const char *where, const char *returning)
+{
+	return psprintf("DELETE FROM %s WHERE %s%s%s", from, where,
+					returning ? " RETURNING " : "", returning ? returning : "");
 }

@@ -23,6 +23,7 @@
 #include "utils/lsyscache.h"
 
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge_internal.h"
 
@@ -40,7 +41,7 @@
  * a ctid alone names a row only within one partition.
  */
 char *
-ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
+ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool partitioned,
 					bool keyed, const char *deadline)
 {
 	const char *key;
@@ -48,11 +49,9 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 	const char *delete;
 	const char *recheck;
 
-	/* rule 9: the re-check of a container with a deadline property */
-	recheck = deadline == NULL ? psprintf("ttl.doc_expired(t.%s, $4, $5)", doc) :
-		psprintf("ttl.doc_expired(t.%s, $4, $5, %s::pg_catalog.text)", doc,
-				 quote_literal_cstr(deadline));
-	if (kind == PURGE_DEADLINE)
+	/* the whole rule, as the direct deleter re-checks it (purge_rows.c) */
+	recheck = ttl_purge_recheck_sql(doc, deadline, 4, 5);
+	if (kind == TTL_DUE_DEADLINE)
 	{
 		/* the deadline index's expression, exactly (with its constant) */
 		key = psprintf("ttl.doc_deadline_key(t.%s, %s::pg_catalog.text)", doc,
@@ -65,7 +64,7 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 		key = psprintf("ttl.doc_purge_key(t.%s)", doc);
 		filter = "";
 	}
-	else if (kind == PURGE_INHERITED)
+	else if (kind == TTL_DUE_INHERITED)
 	{
 		key = psprintf("ttl.doc_ts(t.%s)", doc);
 		filter = psprintf("ttl.doc_ttl(t.%s) IS NULL AND ", doc);
@@ -75,17 +74,18 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 		key = psprintf("ttl.doc_expiry(t.%s)", doc);
 		filter = "";
 	}
+	/* the statement deleter (purge_rows.c) */
 	if (partitioned)
-		delete = psprintf("DELETE FROM %s t USING c"
-						  " WHERE t.tableoid OPERATOR(pg_catalog.=) c.toid"
-						  " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
-						  " AND %s RETURNING 1",
-						  table, recheck);
+		delete = ttl_purge_delete_sql(psprintf("%s t USING c", table),
+									  psprintf("t.tableoid OPERATOR(pg_catalog.=) c.toid"
+											   " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
+											   " AND %s", recheck),
+									  "1");
 	else
-		delete = psprintf("DELETE FROM %s t"
-						  " WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
-						  " AND %s RETURNING 1",
-						  table, recheck);
+		delete = ttl_purge_delete_sql(psprintf("%s t", table),
+									  psprintf("t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
+											   " AND %s", recheck),
+									  "1");
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
@@ -125,34 +125,33 @@ spi_int64(int row, int col, bool *isnull)
  * SPI connected.
  */
 void
-ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
-					int64 limit, int64 cutoff, int32 default_ttl, const char *deadline,
-					TtlDirectBatch *out)
+ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatch *out)
 {
+	const char *doc_name = NameStr(plan->policy->doc_column);
+	int64		limit = plan->limit;
 	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
 	Datum		values[5];
 	bool		isnull;
-	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
-	bool		keyed = cur->kind != PURGE_DEADLINE &&
-		ttl_has_purge_key_index(cur->relid, doc_name);
-	int			kind = cur->kind == PURGE_OWN ? TTL_KEY_OWN : TTL_KEY_INHERITED;
-	int64		lower = cur->lower_key;
+	bool		partitioned = get_rel_relkind(plan->relid) == RELKIND_PARTITIONED_TABLE;
+	bool		keyed = plan->kind != TTL_DUE_DEADLINE &&
+		ttl_has_purge_key_index(plan->relid, doc_name);
+	/* the kind's due keys (due_range.c), from the keyset on */
+	TtlDueRange range = ttl_due_range(plan->kind, keyed, plan->policy->default_ttl,
+									  plan->now_seconds);
 	char	   *table;
 	char	   *sql;
 	int			guc_level;
 
-	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(plan->relid)),
 									   relname);
-	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
-							  deadline);
-	/* deadlines: above the key of malformed ones (deadline.h) */
-	if (cur->kind == PURGE_DEADLINE)
-		lower = Max(lower, TTL_DEADLINE_MALFORMED_KEY + 1);
-	values[0] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, lower) : lower);
-	values[1] = Int64GetDatum(keyed ? ttl_purge_key_encode(kind, cutoff) : cutoff);
+	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, partitioned, keyed,
+							  plan->deadline);
+	ttl_due_range_from(&range, plan->lower_key);
+	values[0] = Int64GetDatum(range.low);
+	values[1] = Int64GetDatum(range.high);
 	values[2] = Int64GetDatum(limit);
-	values[3] = Int32GetDatum(default_ttl);
-	values[4] = Int64GetDatum(cur->now_seconds);
+	values[3] = Int32GetDatum(plan->policy->default_ttl);
+	values[4] = Int64GetDatum(plan->now_seconds);
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
 	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
@@ -163,6 +162,6 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	out->deleted = spi_int64(0, 2, &isnull);
 	out->last_leaf = InvalidOid;
 	out->last_key = spi_int64(0, 3, &isnull);
-	if (keyed && !isnull)
-		out->last_key = ttl_purge_key_decode(kind, out->last_key);
+	if (!isnull)
+		out->last_key = ttl_due_seconds(&range, out->last_key);
 }

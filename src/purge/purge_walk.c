@@ -6,7 +6,9 @@
  *		batches that follow (ttl.purge without max_rows, CALL ttl.run_purge,
  *		an append-only container's BRIN index).  An append-only container
  *		without a purge index (1.6) sweeps: its bitmap holds every page of
- *		each partition.  Each row is re-checked and deleted by purge_rows.c.
+ *		each partition.  For each batch the walk is a row source
+ *		(ttl_walk_source) that purge_direct.c's one loop takes; each row is
+ *		re-checked and deleted by purge_rows.c.
  *
  * Locking: the caller's (purge_direct.c): RowExclusiveLock on the table
  * and every partition, the purge indexes opened by purge_leaves.c, as the
@@ -30,30 +32,9 @@
 
 #include "base/compat.h"
 #include "document/deadline.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge_internal.h"
-
-/*
- * Delete the row version visible through tid (the root of a HOT chain) if
- * it is due.  Returns whether it counts as found: visible, due, not busy.
- */
-static bool
-delete_candidate(DirectLeaf *leaf, IndexFetchTableData *fetch, TupleTableSlot *slot,
-				 ItemPointer tid, DirectRun *run)
-{
-	bool		call_again = false;
-	bool		all_dead = false;
-	int64		ts;
-	int64		expiry;
-	int64		deadline;
-
-	CHECK_FOR_INTERRUPTS();
-	if (!table_index_fetch_tuple(fetch, tid, run->snapshot, slot,
-								 &call_again, &all_dead) ||
-		!ttl_direct_row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
-		return false;
-	return ttl_direct_delete_row(leaf, slot, run);
-}
 
 /*
  * A walk of the direct path: the due rows of a container, found through
@@ -70,8 +51,8 @@ struct TtlWalk
 	MemoryContext cxt;
 	bool		with_inherited; /* both kinds, or only items with their own ttl */
 	bool		with_deadline;	/* and the deadline index (rule 9) */
-	int64		cutoff[TTL_PURGE_KINDS];	/* inherited: _ts <= now - default;
-											 * own: expiry <= now; deadline <= now */
+	int32		default_ttl;	/* the due ranges' policy and clock, */
+	int64		now_seconds;	/* as of the walk's start (due_range.c) */
 	int			nleaves;
 	Oid		   *leaves;			/* in OID order */
 	int			leaf;			/* the leaf being taken */
@@ -91,8 +72,8 @@ ttl_free_walk(TtlWalk *walk)
 }
 
 TtlWalk *
-ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
-			 const int64 *cutoff, MemoryContext parent)
+ttl_new_walk(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves,
+			 MemoryContext parent)
 {
 	MemoryContext cxt = AllocSetContextCreate(parent, "ttl purge walk",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -100,12 +81,12 @@ ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
 	int			i;
 
 	ereport(DEBUG1,
-			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(relid))));
+			(errmsg_internal("ttl purge of \"%s\": new walk", get_rel_name(plan->relid))));
 	walk->cxt = cxt;
-	walk->with_inherited = want[0];
-	walk->with_deadline = want[2];
-	for (i = 0; i < TTL_PURGE_KINDS; i++)
-		walk->cutoff[i] = cutoff[i];
+	walk->with_inherited = plan->kinds[TTL_DUE_INHERITED];
+	walk->with_deadline = plan->kinds[TTL_DUE_DEADLINE];
+	walk->default_ttl = plan->policy->default_ttl;
+	walk->now_seconds = plan->now_seconds;
 	walk->nleaves = nleaves;
 	walk->leaves = MemoryContextAlloc(cxt, sizeof(Oid) * Max(nleaves, 1));
 	for (i = 0; i < nleaves; i++)
@@ -115,9 +96,10 @@ ttl_new_walk(Oid relid, DirectLeaf *leaves, int nleaves, const bool *want,
 
 /* Whether walk takes the kinds wanted (else the caller starts a new one). */
 bool
-ttl_walk_wants(const TtlWalk *walk, const bool *want)
+ttl_walk_wants(const TtlWalk *walk, const bool *kinds)
 {
-	return walk->with_inherited == want[0] && walk->with_deadline == want[2];
+	return walk->with_inherited == kinds[TTL_DUE_INHERITED] &&
+		walk->with_deadline == kinds[TTL_DUE_DEADLINE];
 }
 
 /*
@@ -141,38 +123,19 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 		for (blkno = 0; blkno < nblocks; blkno++)
 			tbm_add_page(walk->tbm, blkno);
 	}
-	for (kind = 0; kind < TTL_PURGE_KINDS; kind++)
+	for (kind = 0; kind < TTL_DUE_KINDS; kind++)
 	{
 		IndexScanDesc scan;
 		ScanKeyData keys[2];
-		int			nkeys = 1;
+		int			nkeys = 2;
+		TtlDueRange range;
 
 		if (leaf->index[kind] == NULL)
 			continue;
-		if (kind == PURGE_DEADLINE)
-		{
-			/* deadlines up to now, above the key of malformed ones */
-			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-						Int64GetDatum(walk->cutoff[kind]));
-			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(TTL_DEADLINE_MALFORMED_KEY + 1));
-			nkeys = 2;
-		}
-		else if (leaf->keyed[kind])
-		{
-			/* the kind's range of the single index (purge_key.c) */
-			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-						Int64GetDatum(ttl_purge_key_encode(kind, walk->cutoff[kind])));
-			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(ttl_purge_key_low(kind)));
-			/* BRIN looks its operators up by the right-hand type */
-			keys[0].sk_subtype = INT8OID;
-			keys[1].sk_subtype = INT8OID;
-			nkeys = 2;
-		}
-		else
-			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
-						Int64GetDatum(walk->cutoff[kind]));
+		/* the kind's due keys (due_range.c); BRIN: the pages that may hold them */
+		range = ttl_due_range(kind, leaf->keyed[kind],
+							  walk->default_ttl, walk->now_seconds);
+		ttl_due_scankeys(&range, keys);
 		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, nkeys);
 		index_rescan(scan, keys, nkeys, NULL, 0);
 		(void) index_getbitmap(scan, walk->tbm);
@@ -216,32 +179,6 @@ lossy_page_end(Relation rel, BlockNumber blkno)
 }
 
 /*
- * Take rows of the current page until it is done or out->found reaches
- * limit (< 0: no limit).
- */
-static void
-take_page(TtlWalk *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
-		  TupleTableSlot *slot, int64 limit, DirectRun *run)
-{
-	TtlTbmPage *page = walk->page;
-	bool		lossy = page->ntuples < 0;
-	int			end = lossy ? walk->end : page->ntuples;
-	ItemPointerData tid;
-
-	while (walk->pos < end && (limit < 0 || run->out->found < limit))
-	{
-		/* lossy: every chain of the page; the expiry re-check decides */
-		ItemPointerSet(&tid, page->blockno,
-					   lossy ? (OffsetNumber) walk->pos : page->offsets[walk->pos]);
-		walk->pos++;
-		if (delete_candidate(leaf, fetch, slot, &tid, run))
-			run->out->found++;
-	}
-	if (walk->pos >= end)
-		walk->page = NULL;
-}
-
-/*
  * The pages one batch of a walk may start (32 MB of 8 kB pages): a batch
  * ends there even when it found fewer due rows than its limit, so that a
  * sweep (or a walk of page ranges) with few due rows in a big table is
@@ -250,75 +187,172 @@ take_page(TtlWalk *walk, DirectLeaf *leaf, IndexFetchTableData *fetch,
  */
 #define WALK_BATCH_PAGES 4096
 
-/*
- * Go on with the walk until out->found reaches limit (< 0: to its end, no
- * page bound), or the batch has started WALK_BATCH_PAGES pages.  Returns
- * whether the walk is done.
- */
-bool
-ttl_take_walk(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit,
-			  DirectRun *run)
+/* The walk as one batch's row source (purge_direct.c's loop). */
+typedef struct WalkSource
 {
-	int			pages = 0;
+	TtlRowSourceOps base;
+	TtlWalk    *walk;
+	DirectLeaf *leaves;
+	int			nleaves;
+	bool		bounded;		/* a limit: at most WALK_BATCH_PAGES pages */
+	int			pages;			/* pages this batch started */
+	DirectLeaf *leaf;			/* the leaf being taken (NULL: find it), */
+	IndexFetchTableData *fetch; /* its fetch, */
+	TupleTableSlot *slot;		/* slot */
+	BlockNumber nblocks;		/* and length as this batch found it */
+	bool		page_ready;		/* walk->page checked in this batch, and */
+	int			end;			/* past its last offset worth trying */
+	bool		done;			/* out: the walk is done */
+} WalkSource;
 
-	while (limit < 0 || run->out->found < limit)
+static void
+close_source_leaf(WalkSource *src)
+{
+	if (src->leaf == NULL)
+		return;
+	ExecDropSingleTupleTableSlot(src->slot);
+	table_index_fetch_end(src->fetch);
+	src->leaf = NULL;
+}
+
+/* Open the walk's current leaf for this batch; false when the walk is done. */
+static bool
+open_source_leaf(WalkSource *src, DirectRun *run)
+{
+	TtlWalk    *walk = src->walk;
+
+	while (src->leaf == NULL)
 	{
-		DirectLeaf *leaf = NULL;
-		IndexFetchTableData *fetch;
-		TupleTableSlot *slot;
-		BlockNumber nblocks;
 		int			i;
 
 		if (walk->leaf >= walk->nleaves)
-			return true;
-		for (i = 0; i < nleaves; i++)
-			if (RelationGetRelid(leaves[i].rel) == walk->leaves[walk->leaf])
-				leaf = &leaves[i];
-		if (leaf == NULL)
+			return false;
+		for (i = 0; i < src->nleaves; i++)
+			if (RelationGetRelid(src->leaves[i].rel) == walk->leaves[walk->leaf])
+				src->leaf = &src->leaves[i];
+		if (src->leaf == NULL)
 		{
 			next_leaf(walk);	/* detached meanwhile: not ours any more */
 			continue;
 		}
 		if (walk->tbm == NULL)
-			gather_leaf(walk, leaf, run);
+			gather_leaf(walk, src->leaf, run);
 
 		/*
 		 * Between batches, VACUUM may have cut empty pages off the end of
 		 * the table (not during one: our lock keeps it from truncating).
 		 */
-		nblocks = RelationGetNumberOfBlocks(leaf->rel);
-		fetch = table_index_fetch_begin(leaf->rel);
-		slot = table_slot_create(leaf->rel, NULL);
-		while (limit < 0 || run->out->found < limit)
+		src->nblocks = RelationGetNumberOfBlocks(src->leaf->rel);
+		src->fetch = table_index_fetch_begin(src->leaf->rel);
+		src->slot = table_slot_create(src->leaf->rel, NULL);
+	}
+	return true;
+}
+
+/*
+ * The next row version the run's snapshot sees through the walk's bitmap
+ * (the root of a HOT chain at each TID; every chain of a lossy page):
+ * false when the walk is done (src->done) or the batch has started
+ * WALK_BATCH_PAGES pages.
+ */
+static bool
+walk_source_next(TtlRowSourceOps *base, DirectRun *run, DirectLeaf **leaf,
+				 TupleTableSlot **slot)
+{
+	WalkSource *src = (WalkSource *) base;
+	TtlWalk    *walk = src->walk;
+
+	for (;;)
+	{
+		ItemPointerData tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		if (src->leaf == NULL)
+		{
+			if (!open_source_leaf(src, run))
+			{
+				src->done = true;
+				return false;
+			}
+			src->page_ready = false;
+		}
+		if (!src->page_ready)
 		{
 			if (walk->page == NULL)
 			{
-				if (limit >= 0 && pages >= WALK_BATCH_PAGES)
-					break;		/* this batch read its share: the next goes on */
-				pages++;
+				if (src->bounded && src->pages >= WALK_BATCH_PAGES)
+					return false;	/* this batch read its share: the next goes on */
+				src->pages++;
 				walk->page = ttl_tbm_iterate(walk->iterator, &walk->page_buf) ?
 					&walk->page_buf : NULL;
-				walk->pos = walk->page && walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
 				if (walk->page == NULL)
-					break;
+				{
+					close_source_leaf(src);
+					next_leaf(walk);
+					continue;
+				}
+				walk->pos = walk->page->ntuples < 0 ? FirstOffsetNumber : 0;
 			}
-			if (walk->page->blockno >= nblocks)
+			if (walk->page->blockno >= src->nblocks)
 			{
 				walk->page = NULL;	/* truncated away: nothing left there */
 				continue;
 			}
 			if (walk->page->ntuples < 0 && walk->pos == FirstOffsetNumber)
-				walk->end = lossy_page_end(leaf->rel, walk->page->blockno);
-			take_page(walk, leaf, fetch, slot, limit, run);
+				walk->end = lossy_page_end(src->leaf->rel, walk->page->blockno);
+			src->end = walk->page->ntuples < 0 ? walk->end : walk->page->ntuples;
+			src->page_ready = true;
 		}
-		ExecDropSingleTupleTableSlot(slot);
-		table_index_fetch_end(fetch);
-		if (limit >= 0 && pages >= WALK_BATCH_PAGES && walk->page == NULL)
-			return false;		/* bound reached between pages */
-		if (walk->page == NULL && walk->tbm != NULL &&
-			(limit < 0 || run->out->found < limit))
-			next_leaf(walk);
+		if (walk->pos >= src->end)
+		{
+			walk->page = NULL;
+			src->page_ready = false;
+			continue;
+		}
+		/* lossy: every chain of the page; the expiry re-check decides */
+		ItemPointerSet(&tid, walk->page->blockno,
+					   walk->page->ntuples < 0 ? (OffsetNumber) walk->pos :
+					   walk->page->offsets[walk->pos]);
+		walk->pos++;
+		if (table_index_fetch_tuple(src->fetch, &tid, run->snapshot, src->slot,
+									&call_again, &all_dead))
+		{
+			*leaf = src->leaf;
+			*slot = src->slot;
+			return true;
+		}
+		CHECK_FOR_INTERRUPTS();
 	}
-	return false;
 }
 
+static void
+walk_source_end(TtlRowSourceOps *base)
+{
+	close_source_leaf((WalkSource *) base);
+}
+
+/*
+ * The walk as the row source of one batch of at most limit rows (< 0: to
+ * the walk's end, no page bound); ttl_walk_source_done says afterwards
+ * whether the walk is done.
+ */
+TtlRowSourceOps *
+ttl_walk_source(TtlWalk *walk, DirectLeaf *leaves, int nleaves, int64 limit)
+{
+	WalkSource *src = palloc0(sizeof(WalkSource));
+
+	src->base.next = walk_source_next;
+	src->base.end = walk_source_end;
+	src->walk = walk;
+	src->leaves = leaves;
+	src->nleaves = nleaves;
+	src->bounded = limit >= 0;
+	return &src->base;
+}
+
+bool
+ttl_walk_source_done(const TtlRowSourceOps *source)
+{
+	return ((const WalkSource *) source)->done;
+}

@@ -159,6 +159,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 {
 	Datum	   *values = palloc(sizeof(Datum) * RelationGetDescr(rel)->natts);
 	bool	   *nulls = palloc(sizeof(bool) * RelationGetDescr(rel)->natts);
+	int			home_parts = 0;
 	int			i;
 
 	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
@@ -172,6 +173,10 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->deadline_property[0] = '\0';
 	out->held = false;
 	out->replace_expired = true;
+	out->has_home = false;
+	out->home_system = 0;
+	out->home_database = InvalidOid;
+	out->hold_fraction = 0;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -188,12 +193,29 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.7: ttl.set_replace_expired */
 		if (!att->attisdropped && strcmp(NameStr(att->attname), "replace_expired") == 0)
 			out->replace_expired = nulls[i] || DatumGetBool(values[i]);
+		/* 1.5: the restore guard's home (known when both are set) */
+		if (!att->attisdropped && !nulls[i] &&
+			strcmp(NameStr(att->attname), "home_system_identifier") == 0)
+		{
+			out->home_system = DatumGetInt64(values[i]);
+			home_parts++;
+		}
+		if (!att->attisdropped && !nulls[i] &&
+			strcmp(NameStr(att->attname), "home_database") == 0)
+		{
+			out->home_database = DatumGetObjectId(values[i]);
+			home_parts++;
+		}
+		if (!att->attisdropped && !nulls[i] &&
+			strcmp(NameStr(att->attname), "hold_fraction") == 0)
+			out->hold_fraction = DatumGetFloat4(values[i]);
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)
 			strlcpy(out->deadline_property, TextDatumGetCString(values[i]),
 					sizeof(out->deadline_property));
 	}
+	out->has_home = home_parts == 2;
 	pfree(values);
 	pfree(nulls);
 }

@@ -29,6 +29,11 @@ typedef struct TtlContainer
 	bool		held;
 	/* 1.7, rule 10: a write replaces an expired holder of its key (replace.c) */
 	bool		replace_expired;
+	/* 1.5: where the container is at home and its hold's fraction (guard.c) */
+	bool		has_home;
+	int64		home_system;
+	Oid			home_database;
+	float4		hold_fraction;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')

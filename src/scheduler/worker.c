@@ -67,7 +67,7 @@
 #include "insight/stats.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
-#include "registry/citus_meta.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"

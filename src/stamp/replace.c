@@ -91,8 +91,10 @@
 #include "base/settings.h"
 #include "document/deadline.h"
 #include "document/document.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 #include "stamp/due_floor.h"
 #include "stamp/replace.h"
@@ -143,7 +145,8 @@ struct TtlReplaceState
 {
 	bool		active;			/* false: nothing to do for this statement */
 	Oid			container;		/* the registered table, or a Citus shard */
-	bool		citus;			/* the policy is the shard trigger's */
+	bool		from_trigger;	/* the policy is the trigger's (a piece of a
+								 * distributed container) */
 	TtlContainer policy;		/* as the statement found it, then as committed */
 	int64		now_seconds;
 	AttrNumber	doc_attnum;
@@ -485,20 +488,6 @@ leaf_info(Relation rel, AttrNumber doc_attnum)
 
 /* ---- the statement's state ---- */
 
-/* The container of the leaf: the first of its ancestors the registry knows. */
-static bool
-find_container(LeafInfo *leaf, TtlContainer *out)
-{
-	int			i;
-
-	for (i = 0; i < leaf->nancestors; i++)
-	{
-		if (ttl_lookup_container(leaf->ancestors[i], out))
-			return true;
-	}
-	return false;
-}
-
 /*
  * Build the statement's state in mcxt: which container and policy, whether
  * anything can be replaced at all, the leaf's cached entry and the slots.
@@ -520,25 +509,26 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	leaf = leaf_info(rel, doc_attnum);
 	if (trigger->tgnargs >= 3)
 	{
-		/* a Citus shard: the policy is the trigger's (citus.c) */
-		state->citus = true;
+		/* a distributed container's piece: the policy is the trigger's */
+		state->from_trigger = true;
 		state->policy.relid = RelationGetRelid(rel);
 		namestrcpy(&state->policy.doc_column, trigger->tgargs[0]);
 		state->policy.default_is_null = trigger->tgargs[1][0] == '\0';
 		state->policy.default_ttl = state->policy.default_is_null ? 0 :
 			pg_strtoint32(trigger->tgargs[1]);
-		state->policy.replace_expired = true;	/* no setting there (citus.c) */
+		state->policy.replace_expired = true;	/* no setting there */
 		if (trigger->tgnargs == 4)
 			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
 					sizeof(state->policy.deadline_property));
 	}
-	else if (!find_container(leaf, &state->policy))
+	/* the container of the leaf: the first of its ancestors the registry knows */
+	else if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
 		return state;
 	/*
 	 * A container's leaf gets its floor's slot whatever else holds, so that
 	 * an inactive statement lowers it too while a nested one validates it.
 	 */
-	if (state->floor == NULL && !state->citus)
+	if (state->floor == NULL && !state->from_trigger)
 		state->floor = ttl_floor_find(RelationGetRelid(rel), true);
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
@@ -555,7 +545,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	state->active = true;
 	state->next_filter = FILTER_FIRST_TRY;
 	/* the due floor (due_floor.c); not for a deadline property nor a shard */
-	if (!state->citus && !TTL_HAS_DEADLINE(&state->policy))
+	if (!state->from_trigger && !TTL_HAS_DEADLINE(&state->policy))
 	{
 		if (state->floor != NULL)
 			state->floor_usable = ttl_floor_validate(state->floor, rel, leaf->purge_index,
@@ -566,20 +556,19 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 
 /* ---- the shortcut: nothing due in the leaf ---- */
 
-/* Whether index has an entry in [lo, hi] for a row the dirty snapshot sees. */
+/* Whether index has an entry in the range for a row the dirty snapshot sees. */
 static bool
-range_has_row(TtlReplaceState *state, Relation rel, Relation index, int64 lo, int64 hi)
+range_has_row(TtlReplaceState *state, Relation rel, Relation index, TtlDueRange range)
 {
 	ScanKeyData keys[2];
 	SnapshotData dirty;
 	IndexScanDesc scan;
 	bool		found;
 
-	if (lo > hi)
+	if (range.low > range.high)
 		return false;
 	InitDirtySnapshot(dirty);
-	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(lo));
-	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(hi));
+	ttl_due_scankeys(&range, keys);
 	scan = ttl_index_beginscan(rel, index, &dirty, 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, state->holder_slot);
@@ -616,18 +605,20 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
 			case TTL_INDEX_KEY:
 				lifetimes_known = true;
 				due |= p->default_ttl > 0 &&
-					range_has_row(state, rel, index, ttl_purge_key_low(TTL_KEY_INHERITED),
-								  ttl_purge_key_encode(TTL_KEY_INHERITED, now - p->default_ttl));
-				due |= range_has_row(state, rel, index, ttl_purge_key_low(TTL_KEY_OWN),
-									 ttl_purge_key_encode(TTL_KEY_OWN, now));
+					range_has_row(state, rel, index,
+								  ttl_due_range(TTL_DUE_INHERITED, true, p->default_ttl, now));
+				due |= range_has_row(state, rel, index,
+									 ttl_due_range(TTL_DUE_OWN, true, p->default_ttl, now));
 				break;
 			case TTL_INDEX_TS:	/* 1.0-1.2: two partial indexes */
 				due |= p->default_ttl > 0 &&
-					range_has_row(state, rel, index, PG_INT64_MIN, now - p->default_ttl);
+					range_has_row(state, rel, index,
+								  ttl_due_range(TTL_DUE_INHERITED, false, p->default_ttl, now));
 				break;
 			case TTL_INDEX_EXPIRY:
 				lifetimes_known = true;
-				due |= range_has_row(state, rel, index, PG_INT64_MIN, now);
+				due |= range_has_row(state, rel, index,
+									 ttl_due_range(TTL_DUE_OWN, false, p->default_ttl, now));
 				break;
 			default:
 				if (TTL_HAS_DEADLINE(p) &&
@@ -635,7 +626,9 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
 					ttl_is_deadline_index(index, state->doc_attnum, p->deadline_property))
 				{
 					deadlines_known = true;
-					due |= range_has_row(state, rel, index, TTL_DEADLINE_MALFORMED_KEY + 1, now);
+					due |= range_has_row(state, rel, index,
+										 ttl_due_range(TTL_DUE_DEADLINE, false,
+													   p->default_ttl, now));
 				}
 				break;
 		}
@@ -678,14 +671,18 @@ due_ranges(TtlReplaceState *state, int64 *lo, int64 *hi)
 {
 	int			n = 0;
 
-	if (state->policy.default_ttl > 0)
+	TtlDueRange ranges[TTL_DUE_KINDS];
+	TtlContainer lifetimes = state->policy;
+	int			i;
+
+	/* the lifetime kinds only (no deadline here: see above) */
+	lifetimes.deadline_property[0] = '\0';
+	n = ttl_due_ranges(&lifetimes, true, state->now_seconds, ranges);
+	for (i = 0; i < n; i++)
 	{
-		lo[n] = ttl_purge_key_low(TTL_KEY_INHERITED);
-		hi[n++] = ttl_purge_key_encode(TTL_KEY_INHERITED,
-									   state->now_seconds - state->policy.default_ttl);
+		lo[i] = ranges[i].low;
+		hi[i] = ranges[i].high;
 	}
-	lo[n] = ttl_purge_key_low(TTL_KEY_OWN);
-	hi[n++] = ttl_purge_key_encode(TTL_KEY_OWN, state->now_seconds);
 	return n;
 }
 
@@ -919,7 +916,7 @@ static bool
 replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 			   ItemPointer tid, Datum *values, bool *isnull)
 {
-	if (!state->citus)
+	if (!state->from_trigger)
 	{
 		TtlContainer fresh;
 

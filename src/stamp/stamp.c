@@ -8,7 +8,7 @@
  * Locking: none beyond the row being written (rule 10's are replace.c's).
  * Stamping reads nothing but its first argument (the document column's
  * name) and the row (on a Citus table it carries the policy in two more
- * arguments, citus.c): it never looks at the registry.
+ * arguments, registry/policy.c): it never looks at the registry.
  * A container with a deadline property (rule 9, deadline.c) names it in one
  * more argument, (doc column, property) or on Citus (doc column, default,
  * paused, property), and the trigger validates that root property on the
@@ -436,7 +436,7 @@ ttl_stamp(PG_FUNCTION_ARGS)
 				 errmsg("ttl.stamp() must be fired for INSERT or UPDATE")));
 	/*
 	 * (doc column), (doc column, deadline property); a container on Citus:
-	 * (doc column, default_ttl, paused[, deadline property]), see citus.c
+	 * (doc column, default_ttl, paused[, deadline property]), see policy.c
 	 */
 	nargs = trigdata->tg_trigger->tgnargs;
 	if (nargs < 1 || nargs > 4)

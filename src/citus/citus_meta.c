@@ -6,9 +6,10 @@
  *		(pg_dist_partition, read by name), the policy a distributed
  *		container's stamp trigger carries (citus.c writes it), this node's
  *		active placements (pg_dist_shard, pg_dist_placement,
- *		pg_dist_local_group) and so the list of what this node purges.
- *		Without Citus every function here answers "not a Citus table" at
- *		once.
+ *		pg_dist_local_group).  Reached from outside src/citus/ only through
+ *		the policy door (registry/policy.c), to which ttl.c installs
+ *		ttl_citus_ops.  Without Citus every function here answers "not a
+ *		Citus table" at once.
  *
  * Locking: AccessShareLock on Citus's catalogs while they are read, and on
  * a table while its triggers are read.
@@ -33,7 +34,8 @@
 #include "utils/rel.h"
 
 #include "base/run_as.h"
-#include "registry/citus_meta.h"
+#include "citus/citus.h"
+#include "citus/citus_meta.h"
 
 /*
  * Is Citus's library loaded in this backend (a real setting, no placeholder)?
@@ -235,13 +237,6 @@ ttl_citus_shard_table_name(Relation rel)
 	return get_rel_name(logical);
 }
 
-/* ttl_trigger_policy, only where Citus is loaded (else false at once) */
-bool
-ttl_trigger_policy_if_citus(Oid relid, TtlContainer *out)
-{
-	return ttl_citus_loaded() && ttl_trigger_policy(relid, out);
-}
-
 /*
  * The shards of container (InvalidOid: of every distributed container)
  * whose placement on this node is active in Citus's metadata, as local
@@ -315,37 +310,18 @@ ttl_citus_local_placements(Oid container, bool due_only)
 }
 
 /*
- * The registry's hash-distributed containers (registered where ttl.enable
- * ran: the coordinator), in relid order; with due_only, those with a
- * default and not paused.
+ * The Citus half of the policy door (registry/policy.c), installed by ttl.c
+ * at load: nothing outside src/citus/ calls Citus code but through it.
  */
-List *
-ttl_list_distributed_containers(bool due_only)
-{
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	if (!ttl_citus_loaded())
-		return NIL;
-	foreach(lc, ttl_list_containers(due_only))
-		if (ttl_citus_kind(lfirst_oid(lc)) == TTL_CITUS_HASH)
-			result = lappend_oid(result, lfirst_oid(lc));
-	return result;
-}
-
-/*
- * What this node purges: the registry's containers that are not Citus
- * tables (a distributed table's DELETE would go through Citus to every
- * node), then this node's active placements of distributed containers.
- */
-List *
-ttl_list_purge_targets(bool due_only)
-{
-	List	   *result = NIL;
-	ListCell   *lc;
-
-	foreach(lc, ttl_list_containers(due_only))
-		if (ttl_citus_kind(lfirst_oid(lc)) == TTL_CITUS_NONE)
-			result = lappend_oid(result, lfirst_oid(lc));
-	return list_concat(result, ttl_citus_local_placements(InvalidOid, due_only));
-}
+const TtlDistributedOps ttl_citus_ops = {
+	.loaded = ttl_citus_loaded,
+	.kind = ttl_citus_kind,
+	.trigger_policy = ttl_trigger_policy,
+	.piece_table_name = ttl_citus_shard_table_name,
+	.local_placements = ttl_citus_local_placements,
+	.push_policy = ttl_citus_sync_policy,
+	.check_kind = ttl_citus_check_kind,
+	.refuse_index_free = ttl_citus_refuse_index_free,
+	.refuse_replace_off = ttl_citus_refuse_replace_off,
+	.purge = ttl_citus_purge,
+};
