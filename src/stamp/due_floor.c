@@ -44,10 +44,25 @@
  * floor's next invalidation only: docs (rules.md) say so.  A generation counter makes an invalidation that
  * arrives during a validation win.
  *
- * Locking: slots are assigned under the spinlock and never freed (a
- * backend caches its slots' addresses; FLOOR_SLOTS, then no floor: the
- * writes probe); the bounds and the state are atomics (lowering is a
- * compare-and-swap loop that writes only when the key is lower).
+ * Slots: FLOOR_SLOTS of them, cluster-wide, assigned under the spinlock;
+ * when all are taken a clock sweep gives a new leaf the slot of one not
+ * looked up since the hand last passed (partitions made and dropped every
+ * day never use them up; the leaf that lost its slot probes until it gets
+ * one again and validates it).  A backend caches its slots' addresses, so
+ * a slot may change owner under it: a new owner bumps the generation
+ * before it writes the slot's identity, and a reader takes the state, then
+ * checks the identity, then the bounds, then that the state did not move
+ * (ttl_floor_nothing_due): it never judges its leaf by another leaf's
+ * floor.  A lowering that lands in a slot that changed owner only lowers
+ * the new owner's floor (harmless); the row's own leaf has lost its slot,
+ * and its next slot is invalid until validated under the ShareLock, which
+ * waits for that writer's transaction.
+ *
+ * Locking: the spinlock guards the slots' identities, the clock and a
+ * validation's commit (the bounds read into local variables are written
+ * and the floor made valid only if its state and identity did not move);
+ * the bounds and the state are atomics (lowering is a compare-and-swap
+ * loop that writes only when the key is lower).
  */
 #include "postgres.h"
 
@@ -79,7 +94,11 @@
 #include "document/purge_key.h"
 #include "stamp/due_floor.h"
 
+#ifndef TTL_FLOOR_SLOTS
 #define FLOOR_SLOTS			4096
+#else
+#define FLOOR_SLOTS			TTL_FLOOR_SLOTS	/* a build to try the clock */
+#endif
 #define FLOOR_SCAN_PAGES	128
 #define FLOOR_RETRY_MS		100
 
@@ -88,6 +107,7 @@ struct TtlFloor
 {
 	Oid			dboid;			/* InvalidOid: free */
 	Oid			relid;
+	bool		referenced;		/* looked up since the clock passed */
 	pg_atomic_uint64 state;
 	pg_atomic_uint64 low[2];	/* per TTL_KEY_* range, order-preserving images */
 };
@@ -96,6 +116,7 @@ typedef struct FloorShared
 {
 	slock_t		mutex;
 	int			nused;
+	int			hand;			/* the clock, once every slot is used */
 	TtlFloor	slots[FLOOR_SLOTS];
 } FloorShared;
 
@@ -146,16 +167,47 @@ ttl_floor_shmem_startup(void)
 
 		SpinLockInit(&floor_shared->mutex);
 		floor_shared->nused = 0;
+		floor_shared->hand = 0;
 		for (i = 0; i < FLOOR_SLOTS; i++)
 		{
 			floor_shared->slots[i].dboid = InvalidOid;
 			floor_shared->slots[i].relid = InvalidOid;
+			floor_shared->slots[i].referenced = false;
 			pg_atomic_init_u64(&floor_shared->slots[i].state, 0);
 			pg_atomic_init_u64(&floor_shared->slots[i].low[0], 0);
 			pg_atomic_init_u64(&floor_shared->slots[i].low[1], 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/* A new generation of the floor, not valid: a validation under way loses. */
+static void
+new_generation(TtlFloor *f)
+{
+	uint64		s = pg_atomic_read_u64(&f->state);
+
+	while (!pg_atomic_compare_exchange_u64(&f->state, &s, ((s >> 1) + 1) << 1))
+		;
+}
+
+/*
+ * Every slot is used: the first the hand finds not looked up since it last
+ * passed (it clears the marks it passes; two turns at most).  Under the
+ * spinlock.
+ */
+static TtlFloor *
+clock_victim(void)
+{
+	for (;;)
+	{
+		TtlFloor   *f = &floor_shared->slots[floor_shared->hand];
+
+		floor_shared->hand = (floor_shared->hand + 1) % FLOOR_SLOTS;
+		if (!f->referenced)
+			return f;
+		f->referenced = false;
+	}
 }
 
 /* The slot of relid in this database, or NULL (created when asked). */
@@ -176,11 +228,18 @@ find_shared(Oid relid, bool create)
 			break;
 		}
 	}
-	if (found == NULL && create && floor_shared->nused < FLOOR_SLOTS)
+	if (found != NULL)
+		found->referenced = true;
+	else if (create)
 	{
-		found = &floor_shared->slots[floor_shared->nused++];
+		found = floor_shared->nused < FLOOR_SLOTS ?
+			&floor_shared->slots[floor_shared->nused++] : clock_victim();
+		/* a new generation, invalid, before the new identity (file header) */
+		new_generation(found);
+		pg_write_barrier();
 		found->dboid = MyDatabaseId;
 		found->relid = relid;
+		found->referenced = true;
 		/* invalid until validated; the bounds are set then */
 	}
 	SpinLockRelease(&floor_shared->mutex);
@@ -210,7 +269,12 @@ ttl_floor_find(Oid relid, bool create)
 	}
 	entry = hash_search(floor_cache, &relid, HASH_FIND, NULL);
 	if (entry != NULL)
-		return entry->floor;
+	{
+		/* still ours (a racy look; ttl_floor_nothing_due checks for real) */
+		if (entry->floor->dboid == MyDatabaseId && entry->floor->relid == relid)
+			return entry->floor;
+		hash_search(floor_cache, &relid, HASH_REMOVE, NULL);
+	}
 	f = find_shared(relid, create);
 	if (f == NULL)
 		return NULL;			/* a miss is not kept: it may be made later */
@@ -236,13 +300,7 @@ ttl_floor_invalidate(Oid relid)
 		TtlFloor   *f = &floor_shared->slots[i];
 
 		if (f->dboid == MyDatabaseId && (relid == InvalidOid || f->relid == relid))
-		{
-			uint64		s = pg_atomic_read_u64(&f->state);
-
-			/* a new generation, not valid; a validation under way loses */
-			while (!pg_atomic_compare_exchange_u64(&f->state, &s, ((s >> 1) + 1) << 1))
-				;
-		}
+			new_generation(f);
 	}
 }
 
@@ -261,9 +319,19 @@ ttl_floor_lower(TtlFloor *floor, int64 key)
 	}
 }
 
-/* The lowest key of a kind's range in the btree purge index, into the floor. */
+/* key into the bounds being computed (a validation's, local) */
+static inline void
+lower_local(uint64 *low, int64 key)
+{
+	uint64		image = key_image(key);
+
+	if (image < low[key_kind(key)])
+		low[key_kind(key)] = image;
+}
+
+/* The lowest key of a kind's range in the btree purge index, into low. */
 static void
-lower_from_index(TtlFloor *floor, Relation rel, Relation index, int kind)
+lower_from_index(uint64 *low, Relation rel, Relation index, int kind)
 {
 	ScanKeyData keys[2];
 	IndexScanDesc scan;
@@ -281,14 +349,14 @@ lower_from_index(TtlFloor *floor, Relation rel, Relation index, int kind)
 		Datum		d = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc, &isnull);
 
 		if (!isnull)
-			ttl_floor_lower(floor, DatumGetInt64(d));
+			lower_local(low, DatumGetInt64(d));
 	}
 	index_endscan(scan);
 }
 
-/* Every row's key, read from the table (a small leaf), into the floor. */
+/* Every row's key, read from the table (a small leaf), into low. */
 static void
-lower_from_heap(TtlFloor *floor, Relation rel, AttrNumber doc_attnum)
+lower_from_heap(uint64 *low, Relation rel, AttrNumber doc_attnum)
 {
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
 													 table_slot_callbacks(rel));
@@ -311,7 +379,7 @@ lower_from_heap(TtlFloor *floor, Relation rel, AttrNumber doc_attnum)
 
 		CHECK_FOR_INTERRUPTS();
 		if (!isnull && ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key))
-			ttl_floor_lower(floor, key);
+			lower_local(low, key);
 	}
 	table_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
@@ -369,6 +437,8 @@ ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index, AttrNumber do
 {
 	Oid			relid = RelationGetRelid(rel);
 	uint64		s = pg_atomic_read_u64(&floor->state);
+	uint64		low[2] = {PG_UINT64_MAX, PG_UINT64_MAX};
+	bool		valid;
 
 	if (s & 1)
 		return true;
@@ -385,24 +455,35 @@ ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index, AttrNumber do
 		UnlockRelationOid(relid, ShareLock);
 		return false;			/* its apply worker's rows lower nothing */
 	}
-	pg_atomic_write_u64(&floor->low[0], PG_UINT64_MAX);
-	pg_atomic_write_u64(&floor->low[1], PG_UINT64_MAX);
-	pg_memory_barrier();
 	if (OidIsValid(purge_index))
 	{
 		Relation	index = index_open(purge_index, AccessShareLock);
 
-		lower_from_index(floor, rel, index, TTL_KEY_INHERITED);
-		lower_from_index(floor, rel, index, TTL_KEY_OWN);
+		lower_from_index(low, rel, index, TTL_KEY_INHERITED);
+		lower_from_index(low, rel, index, TTL_KEY_OWN);
 		index_close(index, AccessShareLock);
 	}
 	else
-		lower_from_heap(floor, rel, doc_attnum);
-	pg_memory_barrier();
-	/* valid unless invalidated meanwhile */
-	(void) pg_atomic_compare_exchange_u64(&floor->state, &s, s | 1);
+		lower_from_heap(low, rel, doc_attnum);
+
+	/*
+	 * Valid unless invalidated, or given to another leaf, meanwhile: the
+	 * bounds are written only then, under the spinlock that a change of
+	 * owner takes, so no validation writes into another leaf's floor.
+	 */
+	SpinLockAcquire(&floor_shared->mutex);
+	valid = pg_atomic_read_u64(&floor->state) == s &&
+		floor->dboid == MyDatabaseId && floor->relid == relid;
+	if (valid)
+	{
+		pg_atomic_write_u64(&floor->low[0], low[0]);
+		pg_atomic_write_u64(&floor->low[1], low[1]);
+		pg_write_barrier();
+		valid = pg_atomic_compare_exchange_u64(&floor->state, &s, s | 1);
+	}
+	SpinLockRelease(&floor_shared->mutex);
 	UnlockRelationOid(relid, ShareLock);
-	return (pg_atomic_read_u64(&floor->state) & 1) != 0;
+	return valid;
 }
 
 /*
@@ -410,17 +491,22 @@ ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index, AttrNumber do
  * this default (the purge index's due ranges, replace.c's due_ranges).
  */
 bool
-ttl_floor_nothing_due(TtlFloor *floor, int32 default_ttl, int64 now_seconds)
+ttl_floor_nothing_due(TtlFloor *floor, Oid relid, int32 default_ttl, int64 now_seconds)
 {
-	if ((pg_atomic_read_u64(&floor->state) & 1) == 0)
+	uint64		s = pg_atomic_read_u64(&floor->state);
+	bool		above;
+
+	if ((s & 1) == 0)
 		return false;
 	pg_read_barrier();
-	if (pg_atomic_read_u64(&floor->low[TTL_KEY_OWN]) <=
-		key_image(ttl_purge_key_encode(TTL_KEY_OWN, now_seconds)))
+	/* the slot may have gone to another leaf (file header) */
+	if (floor->dboid != MyDatabaseId || floor->relid != relid)
 		return false;
-	if (default_ttl > 0 &&
-		pg_atomic_read_u64(&floor->low[TTL_KEY_INHERITED]) <=
-		key_image(ttl_purge_key_encode(TTL_KEY_INHERITED, now_seconds - default_ttl)))
-		return false;
-	return true;
+	above = pg_atomic_read_u64(&floor->low[TTL_KEY_OWN]) >
+		key_image(ttl_purge_key_encode(TTL_KEY_OWN, now_seconds)) &&
+		(default_ttl <= 0 ||
+		 pg_atomic_read_u64(&floor->low[TTL_KEY_INHERITED]) >
+		 key_image(ttl_purge_key_encode(TTL_KEY_INHERITED, now_seconds - default_ttl)));
+	pg_read_barrier();
+	return above && pg_atomic_read_u64(&floor->state) == s;
 }

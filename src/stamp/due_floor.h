@@ -20,6 +20,7 @@ extern TtlFloor *ttl_floor_find(Oid relid, bool create);
 extern void ttl_floor_lower(TtlFloor *floor, int64 key);
 extern bool ttl_floor_validate(TtlFloor *floor, Relation rel, Oid purge_index,
 							   AttrNumber doc_attnum);
-extern bool ttl_floor_nothing_due(TtlFloor *floor, int32 default_ttl, int64 now_seconds);
+extern bool ttl_floor_nothing_due(TtlFloor *floor, Oid relid, int32 default_ttl,
+								  int64 now_seconds);
 
 #endif							/* TTL_DUE_FLOOR_H */

@@ -1063,7 +1063,8 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		return;
 	/* nothing of the leaf is due (the floor): no holder can be expired */
 	if (state->floor_usable &&
-		ttl_floor_nothing_due(state->floor, state->policy.default_ttl, state->now_seconds))
+		ttl_floor_nothing_due(state->floor, RelationGetRelid(rel),
+							  state->policy.default_ttl, state->now_seconds))
 		return;
 
 	/*
