@@ -217,6 +217,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * one pass over the table; else one keyset walk of one index.
 	 */
 	walking = cur->use_walk || limit < 0 || policy.append_only;
+	/* legal hold: the holds and the floor, read under the batch's lock */
+	ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
 	want[0] = cur->kind == PURGE_INHERITED;
 	want[1] = cur->kind == PURGE_OWN || walking;
 	want[2] = cur->has_deadline && (cur->kind == PURGE_DEADLINE || walking);
@@ -251,6 +253,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		ttl_statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl,
 						deadline, &batch);
 	}
+	/* legal hold: keep the floor a keyset walk reached, in this transaction */
+	ttl_purge_hold_end(obstacle == NULL && !walking && batch.found < limit, cutoff);
 	SPI_finish();
 
 	/*

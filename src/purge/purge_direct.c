@@ -96,6 +96,8 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
 
+	/* legal hold: start past the held rows at the bottom (purge_hold.c) */
+	lower_key = ttl_purge_hold_lower(lower_key);
 	if (kind == PURGE_DEADLINE)
 	{
 		/* deadlines as they are, above the key of malformed ones */
@@ -123,9 +125,21 @@ walk_leaf(DirectLeaf *leaf, int kind, int64 lower_key, int64 cutoff, int64 limit
 
 		CHECK_FOR_INTERRUPTS();
 		if (!ttl_direct_row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
+		{
+			/* legal hold: a held row moves the floor, another stops it */
+			ttl_purge_hold_note(ttl_purge_hold_last_held(),
+								kind == PURGE_DEADLINE ? deadline :
+								kind == PURGE_OWN ? expiry : ts);
 			continue;			/* cannot be, unless the index lies: not ours */
+		}
 		if (!ttl_direct_delete_row(leaf, slot, run))
+		{
+			ttl_purge_hold_note(false, 0);	/* legal hold: the floor stops */
 			continue;			/* busy: left for a later walk */
+		}
+		/* legal hold: a deleted row is gone, the floor may pass it */
+		ttl_purge_hold_note(true, kind == PURGE_DEADLINE ? deadline :
+							kind == PURGE_OWN ? expiry : ts);
 		run->out->found++;
 		run->out->last_leaf = RelationGetRelid(leaf->rel);
 		run->out->last_key = kind == PURGE_DEADLINE ? deadline :

@@ -60,6 +60,7 @@
 #include "document/deadline.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
+#include "purge/purge_internal.h"
 #include "registry/registry.h"
 
 /* One replacement delete, as a step of a subtransaction. */
@@ -131,6 +132,9 @@ delete_item(void *arg)
 	values[1] = Int32GetDatum(step->policy->default_ttl);
 	values[2] = Int64GetDatum(step->now_seconds);
 	values[3] = ObjectIdGetDatum(step->leaf);
+	/* legal hold: a held item is never replaced, 55000 (purge_hold.c) */
+	ttl_purge_hold_refuse_replace(step->container, step->leaf, &step->tid,
+								  NameStr(step->policy->doc_column));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	rc = SPI_execute_with_args(replace_statement(step->container, step->policy, partitioned),

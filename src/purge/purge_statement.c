@@ -41,7 +41,7 @@
  */
 char *
 ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
-					bool keyed, const char *deadline)
+					bool keyed, const char *deadline, bool holds)
 {
 	const char *key;
 	const char *filter;
@@ -74,6 +74,12 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 	{
 		key = psprintf("ttl.doc_expiry(t.%s)", doc);
 		filter = "";
+	}
+	/* legal hold: held rows are neither locked nor deleted ($6) */
+	if (holds)
+	{
+		filter = psprintf("%s%s", ttl_purge_hold_filter(doc), filter);
+		recheck = psprintf("%s%s", ttl_purge_hold_filter(doc), recheck);
 	}
 	if (partitioned)
 		delete = psprintf("DELETE FROM %s t USING c"
@@ -129,8 +135,9 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 					int64 limit, int64 cutoff, int32 default_ttl, const char *deadline,
 					TtlDirectBatch *out)
 {
-	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
-	Datum		values[5];
+	Oid			argtypes[6] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID, JSONBARRAYOID};
+	Datum		values[6];
+	bool		holds = ttl_purge_hold_active();	/* legal hold: $6 */
 	bool		isnull;
 	bool		partitioned = get_rel_relkind(cur->relid) == RELKIND_PARTITIONED_TABLE;
 	bool		keyed = cur->kind != PURGE_DEADLINE &&
@@ -144,7 +151,9 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
 									   relname);
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
-							  deadline);
+							  deadline, holds);
+	/* legal hold: start past the held rows at the bottom (purge_hold.c) */
+	lower = ttl_purge_hold_lower(lower);
 	/* deadlines: above the key of malformed ones (deadline.h) */
 	if (cur->kind == PURGE_DEADLINE)
 		lower = Max(lower, TTL_DEADLINE_MALFORMED_KEY + 1);
@@ -153,9 +162,11 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	values[2] = Int64GetDatum(limit);
 	values[3] = Int32GetDatum(default_ttl);
 	values[4] = Int64GetDatum(cur->now_seconds);
+	if (holds)
+		values[5] = ttl_purge_hold_matches();
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
-	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
+	if (SPI_execute_with_args(sql, holds ? 6 : 5, argtypes, values, limit < 0 ? "  n  " : NULL,
 							  false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);

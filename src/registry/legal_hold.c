@@ -1,0 +1,241 @@
+/*
+ * legal_hold.c
+ *		Legal holds (issue 32): the table ttl.legal_hold read in C, as
+ *		committed now; whether a document is held (doc @> match, the same
+ *		containment as jsonb's @> operator); the refusal of ttl.disable
+ *		while holds stand; and ttl.legal_hold_floor, the key per container
+ *		and purge key range below which every due row is held or gone, so
+ *		that purge walks start past the held rows instead of paying for
+ *		them at every round.  The SQL functions that set and release holds
+ *		are in admin/legal_hold_admin.c; purge's use is purge_hold.c.
+ *
+ * Locking: holds are read with a fresh snapshot (a systable scan of a
+ * table that is not a catalog takes a new one each time), as the registry
+ * is (registry.c).  A hold is set, replaced or released under the
+ * container's purge and replace locks (ttl_lock_container), which a purge
+ * batch and a rule 10 writer also hold while they read the holds: either
+ * a batch committed before the hold, or it reads the hold and keeps its
+ * items.  Floors are written only under the container's purge lock (by a
+ * batch, or by a hold change that resets them), so they have one writer
+ * at a time; they are not dumped (the table is not a configuration
+ * table): after a restore every walk starts at the bottom once.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "base/run_as.h"
+#include "registry/legal_hold.h"
+#include "registry/registry.h"
+
+/* The relation "ttl.<name>", or InvalidOid (before 1.8). */
+static Oid
+ttl_relation(const char *name)
+{
+	Oid			nsp = get_namespace_oid("ttl", true);
+
+	return OidIsValid(nsp) ? get_relname_relid(name, nsp) : InvalidOid;
+}
+
+/* Whether the database's extension SQL has legal holds (1.8). */
+bool
+ttl_legal_holds_installed(void)
+{
+	return OidIsValid(ttl_relation("legal_hold_pkey"));
+}
+
+/*
+ * The holds of relid as committed now, in the caller's memory context, or
+ * NULL when it has none (or the extension is older than 1.8).
+ */
+TtlLegalHolds *
+ttl_legal_holds_read(Oid relid)
+{
+	Oid			table = ttl_relation("legal_hold");
+	Oid			index = ttl_relation("legal_hold_pkey");
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tup;
+	TtlLegalHolds *holds = NULL;
+	int			room = 0;
+
+	if (!OidIsValid(table) || !OidIsValid(index))
+		return NULL;
+	rel = table_open(table, AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, index, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		name = heap_getattr(tup, 2, RelationGetDescr(rel), &isnull);
+		Datum		match;
+
+		if (isnull)
+			continue;
+		match = heap_getattr(tup, 3, RelationGetDescr(rel), &isnull);
+		if (isnull)
+			continue;
+		if (holds == NULL)
+		{
+			holds = palloc0(sizeof(TtlLegalHolds));
+			room = 4;
+			holds->names = palloc(sizeof(char *) * room);
+			holds->matches = palloc(sizeof(Jsonb *) * room);
+		}
+		else if (holds->n == room)
+		{
+			room *= 2;
+			holds->names = repalloc(holds->names, sizeof(char *) * room);
+			holds->matches = repalloc(holds->matches, sizeof(Jsonb *) * room);
+		}
+		holds->names[holds->n] = TextDatumGetCString(name);
+		/* a copy: the tuple goes with the scan */
+		holds->matches[holds->n] = DatumGetJsonbPCopy(match);
+		holds->n++;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return holds;
+}
+
+/* The name of the first hold whose match doc contains, or NULL. */
+const char *
+ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *doc)
+{
+	int			i;
+
+	if (holds == NULL || !JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
+		return NULL;			/* a match is an object: contains no non-object */
+	for (i = 0; i < holds->n; i++)
+	{
+		JsonbIterator *it1 = JsonbIteratorInit(&doc->root);
+		JsonbIterator *it2 = JsonbIteratorInit(&holds->matches[i]->root);
+
+		if (JsonbDeepContains(&it1, &it2))
+			return holds->names[i];
+	}
+	return NULL;
+}
+
+/* The matches as a jsonb[] (the $n of a statement's "doc @> ANY ($n)"). */
+Datum
+ttl_legal_holds_array(const TtlLegalHolds *holds)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(holds == NULL ? 0 : holds->n, 1));
+	int			n = holds == NULL ? 0 : holds->n;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		elems[i] = JsonbPGetDatum(holds->matches[i]);
+	return PointerGetDatum(construct_array(elems, n, JSONBOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * ttl.disable is refused while legal holds stand: unregistering would end
+ * the hold's protection silently (55000, naming them).  The caller holds
+ * the container's lock, so no hold is set meanwhile.
+ */
+void
+ttl_legal_hold_refuse_disable(Oid relid)
+{
+	TtlLegalHolds *holds = ttl_legal_holds_read(relid);
+	StringInfoData names;
+	int			i;
+
+	if (holds == NULL)
+		return;
+	initStringInfo(&names);
+	for (i = 0; i < holds->n; i++)
+		appendStringInfo(&names, "%s%s", i > 0 ? ", " : "",
+						 quote_literal_cstr(holds->names[i]));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("container %s has legal holds: %s",
+					ttl_relation_display_name(relid), names.data),
+			 errdetail("A container cannot be disabled while legal holds stand: its held items would be left without protection."),
+			 errhint("Release them with ttl.release_legal_hold() first.")));
+}
+
+/*
+ * The floor of relid's key range kind: every due row of that range with a
+ * smaller key is held or gone.  false: none kept (walk from the bottom).
+ */
+bool
+ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key)
+{
+	Oid			table = ttl_relation("legal_hold_floor");
+	Oid			index = ttl_relation("legal_hold_floor_pkey");
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData keys[2];
+	HeapTuple	tup;
+	bool		found = false;
+
+	if (!OidIsValid(table) || !OidIsValid(index))
+		return false;
+	rel = table_open(table, AccessShareLock);
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum((int16) kind));
+	scan = systable_beginscan(rel, index, true, NULL, 2, keys);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, 3, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+		{
+			*key = DatumGetInt64(d);
+			found = true;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* Keep key as the floor of relid's range kind (under the purge lock). */
+void
+ttl_legal_hold_floor_set(Oid relid, int kind, int64 key)
+{
+	static SPIPlanPtr plan = NULL;
+	Oid			argtypes[3] = {OIDOID, INT2OID, INT8OID};
+	Datum		values[3];
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int16GetDatum((int16) kind);
+	values[2] = Int64GetDatum(key);
+	ttl_registry_execute("INSERT INTO ttl.legal_hold_floor AS f (container, kind, key)"
+						 " VALUES ($1, $2, $3) ON CONFLICT (container, kind)"
+						 " DO UPDATE SET key = excluded.key",
+						 3, argtypes, values, NULL, &plan);
+}
+
+/*
+ * Forget relid's floors: a hold released or replaced may free rows below
+ * them (a new hold only keeps more, but is treated alike: it is rare).
+ */
+void
+ttl_legal_hold_floor_reset(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+
+	if (!OidIsValid(ttl_relation("legal_hold_floor")))
+		return;
+	values[0] = ObjectIdGetDatum(relid);
+	ttl_registry_execute("DELETE FROM ttl.legal_hold_floor"
+						 " WHERE container OPERATOR(pg_catalog.=) $1",
+						 1, argtypes, values, NULL, NULL);
+}
