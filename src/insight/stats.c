@@ -143,7 +143,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 
 		if (c->default_ttl > 0)
 		{
-			backlog_walk(sql, ttl_backlog_holds_low(&h, 0, TTL_KEY_INHERITED),
+			backlog_walk(sql, ttl_backlog_holds_low(&h, 0, ttl_purge_key_low(TTL_KEY_INHERITED)),
 						 ttl_purge_key_encode(TTL_KEY_INHERITED, now_s - c->default_ttl),
 						 &n, &have_k, &k);
 			out->expired += n;
@@ -154,7 +154,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 				out->have_oldest = true;
 			}
 		}
-		backlog_walk(sql, ttl_backlog_holds_low(&h, 1, TTL_KEY_OWN),
+		backlog_walk(sql, ttl_backlog_holds_low(&h, 1, ttl_purge_key_low(TTL_KEY_OWN)),
 					 ttl_purge_key_encode(TTL_KEY_OWN, now_s), &n, &have_k, &k);
 		out->expired += n;
 		if (have_k)
@@ -498,6 +498,7 @@ ttl_legal_hold_expired(PG_FUNCTION_ARGS)
 {
 	TtlBacklog	b = {0};
 
+	ttl_check_relation_exists(PG_GETARG_OID(0));
 	b.held_match = PG_GETARG_JSONB_P(1);
 	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
 	if (!b.known)
