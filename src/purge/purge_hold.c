@@ -38,6 +38,7 @@
 #include "utils/memutils.h"
 
 #include "base/run_as.h"
+#include "document/purge_key.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/legal_hold.h"
@@ -50,6 +51,8 @@ typedef struct HoldBatch
 	TtlLegalHolds *holds;		/* NULL: none, the state is inert */
 	bool		have_floor;
 	int64		floor;			/* raw key of the kind (not encoded) */
+	bool		have_floors[TTL_HOLD_FLOOR_KINDS];	/* every range's, for a walk */
+	int64		floors[TTL_HOLD_FLOOR_KINDS];
 	bool		tracking;		/* the walk started at the floor: follow it */
 	bool		moved;
 	int64		candidate;
@@ -65,14 +68,19 @@ static HoldBatch batch;
 void
 ttl_purge_hold_begin(Oid relid, int kind, int64 lower_key)
 {
+	int			i;
+
 	memset(&batch, 0, sizeof(batch));
 	batch.relid = relid;
 	batch.kind = kind;
 	batch.holds = ttl_legal_holds_read(relid);
 	if (batch.holds == NULL)
 		return;
-	batch.have_floor = kind < TTL_HOLD_FLOOR_KINDS &&
-		ttl_legal_hold_floor_get(relid, kind, &batch.floor);
+	for (i = 0; i < TTL_HOLD_FLOOR_KINDS; i++)
+		batch.have_floors[i] = ttl_legal_hold_floor_get(relid, i, &batch.floors[i]);
+	batch.have_floor = kind < TTL_HOLD_FLOOR_KINDS && batch.have_floors[kind];
+	if (batch.have_floor)
+		batch.floor = batch.floors[kind];
 	batch.tracking = kind < TTL_HOLD_FLOOR_KINDS &&
 		get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE &&
 		(batch.have_floor ? lower_key <= batch.floor : lower_key == PG_INT64_MIN);
@@ -93,6 +101,24 @@ ttl_purge_hold_lower(int64 lower_key)
 	if (batch.holds != NULL && batch.have_floor && batch.floor > lower_key)
 		return batch.floor;
 	return lower_key;
+}
+
+/*
+ * The lower key of a bitmap walk's range kind (CALL ttl.run_purge, which
+ * takes every range in one pass): low, or the floor above it, encoded as
+ * low is when keyed (the single purge index).  A walk never moves a floor
+ * (it goes in page order, not key order); it uses those keyset batches
+ * keep.
+ */
+int64
+ttl_purge_hold_walk_low(int kind, bool keyed, int64 low)
+{
+	int64		floor;
+
+	if (batch.holds == NULL || kind >= TTL_HOLD_FLOOR_KINDS || !batch.have_floors[kind])
+		return low;
+	floor = keyed ? ttl_purge_key_encode(kind, batch.floors[kind]) : batch.floors[kind];
+	return Max(low, floor);
 }
 
 /* Whether a due document is held (the direct path's row check). */

@@ -130,6 +130,7 @@ extern void ttl_statement_batch(PurgeCursor *cur, const char *relname, const cha
 extern void ttl_purge_hold_begin(Oid relid, int kind, int64 lower_key);
 extern bool ttl_purge_hold_active(void);
 extern int64 ttl_purge_hold_lower(int64 lower_key);
+extern int64 ttl_purge_hold_walk_low(int kind, bool keyed, int64 low);
 extern bool ttl_purge_hold_covers(Jsonb *doc);
 extern bool ttl_purge_hold_last_held(void);
 extern void ttl_purge_hold_note(bool gone_or_held, int64 key);

@@ -154,8 +154,10 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 			/* deadlines up to now, above the key of malformed ones */
 			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
 						Int64GetDatum(walk->cutoff[kind]));
+			/* legal hold: from the floor past held rows (purge_hold.c) */
 			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(TTL_DEADLINE_MALFORMED_KEY + 1));
+						Int64GetDatum(ttl_purge_hold_walk_low(kind, false,
+															  TTL_DEADLINE_MALFORMED_KEY + 1)));
 			nkeys = 2;
 		}
 		else if (leaf->keyed[kind])
@@ -163,8 +165,10 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 			/* the kind's range of the single index (purge_key.c) */
 			ScanKeyInit(&keys[0], 1, BTLessEqualStrategyNumber, F_INT8LE,
 						Int64GetDatum(ttl_purge_key_encode(kind, walk->cutoff[kind])));
+			/* legal hold: from the floor past held rows (purge_hold.c) */
 			ScanKeyInit(&keys[1], 1, BTGreaterEqualStrategyNumber, F_INT8GE,
-						Int64GetDatum(ttl_purge_key_low(kind)));
+						Int64GetDatum(ttl_purge_hold_walk_low(kind, true,
+															  ttl_purge_key_low(kind))));
 			/* BRIN looks its operators up by the right-hand type */
 			keys[0].sk_subtype = INT8OID;
 			keys[1].sk_subtype = INT8OID;
