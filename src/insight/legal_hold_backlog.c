@@ -29,6 +29,7 @@ ttl_backlog_holds_begin(TtlBacklogHolds *h, Oid relid, const char *col, Jsonb *h
 {
 	TtlLegalHolds *holds = NULL;
 	TtlLegalHolds one;
+	struct TtlHoldPairs *no_pairs = NULL;
 	int			kind;
 
 	memset(h, 0, sizeof(TtlBacklogHolds));
@@ -37,6 +38,7 @@ ttl_backlog_holds_begin(TtlBacklogHolds *h, Oid relid, const char *col, Jsonb *h
 		one.n = 1;
 		one.names = NULL;
 		one.matches = &held_match;
+		one.pairs = &no_pairs;
 		holds = &one;
 	}
 	else

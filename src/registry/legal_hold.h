@@ -11,11 +11,15 @@
 
 #include "utils/jsonb.h"
 
+struct TtlHoldPairs;
+
 typedef struct TtlLegalHolds
 {
 	int			n;
 	char	  **names;
 	Jsonb	  **matches;
+	/* per hold: its root pairs when every value is a scalar, else NULL */
+	struct TtlHoldPairs **pairs;
 } TtlLegalHolds;
 
 /* The key ranges a floor is kept for (PurgeKind of purge_internal.h). */

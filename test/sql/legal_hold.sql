@@ -137,6 +137,37 @@ SELECT ttl.purge('hold_parts', 1000);
 SELECT id FROM hold_parts ORDER BY id;
 INSERT INTO hold_parts VALUES (50, '{}');
 
+-- what a hold keeps is exactly doc @> match (scalars of every type at the
+-- root, checked by key look-up; nested values, by the general containment)
+CREATE TABLE hold_kinds (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('hold_kinds', 60);
+INSERT INTO hold_kinds VALUES
+    (1, '{"n": 5}'), (2, '{"n": 5.00}'), (3, '{"n": "5"}'), (4, '{"n": [5]}'),
+    (5, '{"b": true}'), (6, '{"b": false}'), (7, '{"z": null}'), (8, '{"z": "null"}'),
+    (9, '{"meta": {"tag": "k", "x": 1}}'), (10, '{"meta": {"tag": "j"}}'), (11, '{"meta": "k"}'),
+    (12, '{"s": "ä\"q", "t": 1}'), (13, '{"s": "ä\"q"}'), (14, '{"arr": [1, 2, 3]}'), (15, '{"arr": [3]}'),
+    (16, '{"other": 1}');
+SELECT ttl.set_legal_hold('hold_kinds', 'num', '{"n": 5.0}'),
+       ttl.set_legal_hold('hold_kinds', 'bool', '{"b": true}'),
+       ttl.set_legal_hold('hold_kinds', 'null', '{"z": null}'),
+       ttl.set_legal_hold('hold_kinds', 'nested', '{"meta": {"tag": "k"}}'),
+       ttl.set_legal_hold('hold_kinds', 'two', '{"s": "ä\"q", "t": 1}'),
+       ttl.set_legal_hold('hold_kinds', 'array', '{"arr": [2, 1]}');
+CREATE TEMP TABLE hold_kinds_expected AS
+SELECT id FROM hold_kinds h
+ WHERE h.doc @> ANY (SELECT l.match FROM ttl.legal_hold l WHERE l.container = 'hold_kinds'::regclass);
+SET ttl.now_override = '2030-01-01 06:00:00+00';
+SELECT ttl.purge('hold_kinds', 100);
+SELECT id FROM hold_kinds ORDER BY id;
+SELECT (SELECT array_agg(id ORDER BY id) FROM hold_kinds) =
+       (SELECT array_agg(id ORDER BY id) FROM hold_kinds_expected) AS same_as_containment;
+-- {} keeps every item
+SELECT ttl.set_legal_hold('hold_kinds', 'all', '{}');
+INSERT INTO hold_kinds VALUES (17, '{"x": 1}');
+SET ttl.now_override = '2030-01-01 07:00:00+00';
+SELECT ttl.purge('hold_kinds');
+DROP TABLE hold_kinds CASCADE;
+
 -- a dropped table takes its holds (and floors) with it
 SELECT count(*) FROM ttl.legal_hold;
 DROP TABLE hold_parts CASCADE;
