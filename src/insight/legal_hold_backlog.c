@@ -39,6 +39,7 @@ ttl_backlog_holds_begin(TtlBacklogHolds *h, Oid relid, const char *col, Jsonb *h
 		one.names = NULL;
 		one.matches = &held_match;
 		one.pairs = &no_pairs;
+		one.nkeys = 0;
 		holds = &one;
 	}
 	else

@@ -50,6 +50,7 @@ typedef struct TtlHoldPairs
 	int			n;
 	JsonbValue *keys;
 	JsonbValue *values;
+	int		   *keyidx;			/* each key's place in TtlLegalHolds.keys */
 } TtlHoldPairs;
 
 static TtlHoldPairs *
@@ -100,19 +101,67 @@ scalar_equal(const JsonbValue *a, const JsonbValue *b)
 	}
 }
 
-/* doc @> match for a match of scalar root pairs. */
+/*
+ * Number the distinct keys of the holds' scalar pairs, so that a document
+ * is searched once per key however many holds name it (ten holds on
+ * "case" cost one look-up per row).
+ */
+static void
+index_keys(TtlLegalHolds *holds)
+{
+	int			room = 8;
+	int			h;
+	int			i;
+	int			k;
+
+	holds->nkeys = 0;
+	holds->keys = palloc(sizeof(JsonbValue) * room);
+	for (h = 0; h < holds->n; h++)
+	{
+		TtlHoldPairs *p = holds->pairs[h];
+
+		if (p == NULL)
+			continue;
+		p->keyidx = palloc(sizeof(int) * Max(p->n, 1));
+		for (i = 0; i < p->n; i++)
+		{
+			for (k = 0; k < holds->nkeys; k++)
+				if (holds->keys[k].val.string.len == p->keys[i].val.string.len &&
+					memcmp(holds->keys[k].val.string.val, p->keys[i].val.string.val,
+						   p->keys[i].val.string.len) == 0)
+					break;
+			if (k == holds->nkeys)
+			{
+				if (holds->nkeys == room)
+				{
+					room *= 2;
+					holds->keys = repalloc(holds->keys, sizeof(JsonbValue) * room);
+				}
+				holds->keys[holds->nkeys++] = p->keys[i];
+			}
+			p->keyidx[i] = k;
+		}
+	}
+	holds->found = palloc(sizeof(JsonbValue) * Max(holds->nkeys, 1));
+	holds->state = palloc0(Max(holds->nkeys, 1));
+}
+
+/* doc @> match for a match of scalar root pairs (holds->state reset per doc). */
 static bool
-contains_pairs(Jsonb *doc, const TtlHoldPairs *p)
+contains_pairs(const TtlLegalHolds *holds, Jsonb *doc, const TtlHoldPairs *p)
 {
 	int			i;
 
 	for (i = 0; i < p->n; i++)
 	{
-		JsonbValue	found;
+		int			k = p->keyidx[i];
 
-		if (getKeyJsonValueFromContainer(&doc->root, p->keys[i].val.string.val,
-										 p->keys[i].val.string.len, &found) == NULL ||
-			!scalar_equal(&found, &p->values[i]))
+		if (holds->state[k] == 0)
+			holds->state[k] =
+				getKeyJsonValueFromContainer(&doc->root, holds->keys[k].val.string.val,
+											 holds->keys[k].val.string.len,
+											 &holds->found[k]) != NULL ? 1 : 2;
+		if (holds->state[k] == 2 || !scalar_equal(&holds->found[k], &p->values[i]))
 			return false;
 	}
 	return true;
@@ -190,6 +239,8 @@ ttl_legal_holds_read(Oid relid)
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	if (holds != NULL)
+		index_keys(holds);
 	return holds;
 }
 
@@ -201,6 +252,8 @@ ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *doc)
 
 	if (holds == NULL || !JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
 		return NULL;			/* a match is an object: contains no non-object */
+	if (holds->nkeys > 0)
+		memset(holds->state, 0, holds->nkeys);
 	for (i = 0; i < holds->n; i++)
 	{
 		JsonbIterator *it1;
@@ -208,7 +261,7 @@ ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *doc)
 
 		if (holds->pairs[i] != NULL)
 		{
-			if (contains_pairs(doc, holds->pairs[i]))
+			if (contains_pairs(holds, doc, holds->pairs[i]))
 				return holds->names[i];
 			continue;
 		}

@@ -20,6 +20,11 @@ typedef struct TtlLegalHolds
 	Jsonb	  **matches;
 	/* per hold: its root pairs when every value is a scalar, else NULL */
 	struct TtlHoldPairs **pairs;
+	/* the distinct keys of those pairs, each looked up once per document */
+	int			nkeys;
+	JsonbValue *keys;
+	JsonbValue *found;			/* scratch: a document's value of each key */
+	char	   *state;			/* scratch: 0 not looked up, 1 found, 2 absent */
 } TtlLegalHolds;
 
 /* The key ranges a floor is kept for (PurgeKind of purge_internal.h). */
