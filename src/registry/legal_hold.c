@@ -313,6 +313,24 @@ ttl_legal_hold_refuse_disable(Oid relid)
 }
 
 /*
+ * A container with legal holds does not become a Citus distributed table
+ * (0A000): its nodes would purge the shards with the policy the stamp
+ * trigger carries, which has no place for holds.
+ */
+void
+ttl_legal_hold_refuse_distributed(Oid relid)
+{
+	if (ttl_legal_holds_read(relid) == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("container %s has legal holds and cannot be a Citus distributed table",
+					ttl_relation_display_name(relid)),
+			 errdetail("The nodes purge their shards with the policy their stamp triggers carry, which has no place for legal holds."),
+			 errhint("Release its legal holds first, or keep the table local.")));
+}
+
+/*
  * The floor of relid's key range kind: every due row of that range with a
  * smaller key is held or gone.  false: none kept (walk from the bottom).
  */

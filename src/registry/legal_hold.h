@@ -35,6 +35,7 @@ extern TtlLegalHolds *ttl_legal_holds_read(Oid relid);
 extern const char *ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *doc);
 extern Datum ttl_legal_holds_array(const TtlLegalHolds *holds);
 extern void ttl_legal_hold_refuse_disable(Oid relid);
+extern void ttl_legal_hold_refuse_distributed(Oid relid);
 extern bool ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key);
 extern void ttl_legal_hold_floor_set(Oid relid, int kind, int64 key);
 extern void ttl_legal_hold_floor_reset(Oid relid);
