@@ -51,12 +51,14 @@ REVOKE ALL ON ttl.legal_hold FROM PUBLIC;
 
 -- Where each purge key range of a container with holds starts: every due
 -- row below is held or gone (src/purge/purge_hold.c).  Not dumped (a
--- restored table's first walks start at the bottom once) and reset by
--- every hold change; written only under the container's purge lock.
+-- restored table's first walks start at the bottom once), reset by every
+-- hold change and trusted for a day from "since" (src/registry/legal_hold.c);
+-- written only under the container's purge lock.
 CREATE TABLE ttl.legal_hold_floor (
     container oid NOT NULL,
     kind      smallint NOT NULL,
     key       bigint NOT NULL,
+    since     timestamptz NOT NULL,
     PRIMARY KEY (container, kind)
 );
 REVOKE ALL ON ttl.legal_hold_floor FROM PUBLIC;

@@ -57,7 +57,8 @@ ttl_backlog_holds_begin(TtlBacklogHolds *h, Oid relid, const char *col, Jsonb *h
 	if (held_match != NULL)
 		return;
 	for (kind = 0; kind < TTL_HOLD_FLOOR_KINDS; kind++)
-		h->have_floor[kind] = ttl_legal_hold_floor_get(relid, kind, &h->floor[kind]);
+		h->have_floor[kind] =
+			ttl_legal_hold_floor_get(relid, kind, &h->floor[kind]) == TTL_FLOOR_FRESH;
 }
 
 /*

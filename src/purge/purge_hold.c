@@ -77,7 +77,18 @@ ttl_purge_hold_begin(Oid relid, int kind, int64 lower_key)
 	if (batch.holds == NULL)
 		return;
 	for (i = 0; i < TTL_HOLD_FLOOR_KINDS; i++)
-		batch.have_floors[i] = ttl_legal_hold_floor_get(relid, i, &batch.floors[i]);
+	{
+		int			got = ttl_legal_hold_floor_get(relid, i, &batch.floors[i]);
+
+		if (got == TTL_FLOOR_STALE)
+		{
+			/* kept for too long: every range walks the held rows once more */
+			ttl_legal_hold_floor_reset(relid);
+			memset(batch.have_floors, 0, sizeof(batch.have_floors));
+			break;
+		}
+		batch.have_floors[i] = got == TTL_FLOOR_FRESH;
+	}
 	batch.have_floor = kind < TTL_HOLD_FLOOR_KINDS && batch.have_floors[kind];
 	if (batch.have_floor)
 		batch.floor = batch.floors[kind];

@@ -18,7 +18,12 @@
  * items.  Floors are written only under the container's purge lock (by a
  * batch, or by a hold change that resets them), so they have one writer
  * at a time; they are not dumped (the table is not a configuration
- * table): after a restore every walk starts at the bottom once.
+ * table): after a restore every walk starts at the bottom once.  A floor
+ * is trusted for TTL_HOLD_FLOOR_MAX_AGE_SECS from when it was first kept
+ * (its "since", which moving it up keeps): rows can come below a floor
+ * only by ways the stamp trigger does not see (a deadline property written
+ * in the past, rows loaded with the trigger disabled or by a replica, a
+ * clock stepped back), and then the purge finds them within a day.
  */
 #include "postgres.h"
 
@@ -33,6 +38,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
+#include "utils/timestamp.h"
 #include "utils/rel.h"
 
 #include "base/run_as.h"
@@ -332,9 +338,10 @@ ttl_legal_hold_refuse_distributed(Oid relid)
 
 /*
  * The floor of relid's key range kind: every due row of that range with a
- * smaller key is held or gone.  false: none kept (walk from the bottom).
+ * smaller key is held or gone.  TTL_FLOOR_NONE: none kept, TTL_FLOOR_STALE:
+ * kept for too long (both: walk from the bottom).
  */
-bool
+int
 ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key)
 {
 	Oid			table = ttl_relation("legal_hold_floor");
@@ -343,10 +350,10 @@ ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key)
 	SysScanDesc scan;
 	ScanKeyData keys[2];
 	HeapTuple	tup;
-	bool		found = false;
+	int			found = TTL_FLOOR_NONE;
 
 	if (!OidIsValid(table) || !OidIsValid(index))
-		return false;
+		return TTL_FLOOR_NONE;
 	rel = table_open(table, AccessShareLock);
 	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
 	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum((int16) kind));
@@ -355,12 +362,18 @@ ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key)
 	if (HeapTupleIsValid(tup))
 	{
 		bool		isnull;
+		bool		since_null;
 		Datum		d = heap_getattr(tup, 3, RelationGetDescr(rel), &isnull);
+		Datum		since = heap_getattr(tup, 4, RelationGetDescr(rel), &since_null);
 
 		if (!isnull)
 		{
 			*key = DatumGetInt64(d);
-			found = true;
+			found = TTL_FLOOR_FRESH;
+			if (since_null ||
+				TimestampDifferenceExceeds(DatumGetTimestampTz(since), GetCurrentTimestamp(),
+										   TTL_HOLD_FLOOR_MAX_AGE_SECS * 1000))
+				found = TTL_FLOOR_STALE;
 		}
 	}
 	systable_endscan(scan);
@@ -379,8 +392,9 @@ ttl_legal_hold_floor_set(Oid relid, int kind, int64 key)
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = Int16GetDatum((int16) kind);
 	values[2] = Int64GetDatum(key);
-	ttl_registry_execute("INSERT INTO ttl.legal_hold_floor AS f (container, kind, key)"
-						 " VALUES ($1, $2, $3) ON CONFLICT (container, kind)"
+	/* moving a floor up keeps its "since" */
+	ttl_registry_execute("INSERT INTO ttl.legal_hold_floor AS f (container, kind, key, since)"
+						 " VALUES ($1, $2, $3, pg_catalog.now()) ON CONFLICT (container, kind)"
 						 " DO UPDATE SET key = excluded.key",
 						 3, argtypes, values, NULL, &plan);
 }

@@ -36,7 +36,19 @@ extern const char *ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *do
 extern Datum ttl_legal_holds_array(const TtlLegalHolds *holds);
 extern void ttl_legal_hold_refuse_disable(Oid relid);
 extern void ttl_legal_hold_refuse_distributed(Oid relid);
-extern bool ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key);
+/*
+ * A floor is trusted for a day from when it was first kept: then the purge
+ * walks the held rows once more, which finds rows that came below it by
+ * ways the stamp trigger does not see (legal_hold.c).
+ */
+#define TTL_HOLD_FLOOR_MAX_AGE_SECS 86400
+
+/* ttl_legal_hold_floor_get's answer */
+#define TTL_FLOOR_NONE	0
+#define TTL_FLOOR_FRESH 1
+#define TTL_FLOOR_STALE 2
+
+extern int	ttl_legal_hold_floor_get(Oid relid, int kind, int64 *key);
 extern void ttl_legal_hold_floor_set(Oid relid, int kind, int64 key);
 extern void ttl_legal_hold_floor_reset(Oid relid);
 
