@@ -21,9 +21,13 @@ SET ttl.now_override = '2030-01-01 00:10:00+00';
 SELECT ttl.purge('lf', 1000) AS lf_deleted, ttl.purge('lfn', 1000) AS lfn_deleted;
 SELECT 'lf' AS t, id FROM lf UNION ALL SELECT 'lfn', id FROM lfn ORDER BY 1, 2;
 -- a fresh floor: VACUUM invalidates it, the next write validates it from
--- the rows present (the purge index's first key; the heap without one)
+-- the rows present (the purge index's first key; the heap without one).
+-- A new session: a backend tries a validation at most every 100 ms
+-- (due_floor.c, may_try), and this one tried at the first INSERT.
 VACUUM lf;
 VACUUM lfn;
+\c
+SET ttl.now_override = '2030-01-01 00:10:00+00';
 INSERT INTO lf VALUES ('k1', '{"v": 1}');
 INSERT INTO lfn VALUES ('k1', '{"v": 1}');
 INSERT INTO lf VALUES ('k2', '{"v": 1}');
