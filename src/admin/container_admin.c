@@ -49,6 +49,7 @@
 #include "document/document.h"
 #include "guard/guard.h"
 #include "registry/index_owner.h"
+#include "registry/legal_hold.h"
 #include "registry/registry.h"
 
 static TtlContainer
@@ -208,6 +209,8 @@ ttl_unregister(PG_FUNCTION_ARGS)
 
 	(void) require_container(relid);
 	ttl_lock_container(relid);
+	/* legal hold: refused while holds stand, 55000 (legal_hold.c) */
+	ttl_legal_hold_refuse_disable(relid);
 	values[0] = ObjectIdGetDatum(relid);
 	ttl_registry_execute("DELETE FROM ttl.registry WHERE relid OPERATOR(pg_catalog.=) $1",
 						 1, argtypes, values, NULL, NULL);

@@ -70,6 +70,7 @@
 #include "base/run_as.h"
 #include "citus/citus.h"
 #include "citus/citus_meta.h"
+#include "registry/legal_hold.h"
 
 #define STAMP_TRIGGER "zzz_ttl_stamp"
 
@@ -140,6 +141,8 @@ ttl_citus_check_kind(Oid relid)
 	{
 		ttl_citus_refuse_index_free(relid, c.index_free);
 		ttl_citus_refuse_replace_off(relid, c.replace_expired);
+		/* legal hold: not on a distributed container (legal_hold.c) */
+		ttl_legal_hold_refuse_distributed(relid);
 	}
 }
 

@@ -42,6 +42,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
+#include "utils/jsonb.h"
 #include "utils/syscache.h"
 
 #include "base/run_as.h"
@@ -50,6 +51,7 @@
 #include "document/deadline.h"
 #include "document/due_range.h"
 #include "document/purge_key.h"
+#include "insight/legal_hold_backlog.h"
 #include "insight/stats.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
@@ -67,6 +69,8 @@ typedef struct TtlBacklog
 	int64		expired;
 	bool		have_oldest;
 	int64		oldest_s;		/* Unix seconds */
+	/* legal hold: set, count the due items it matches (held_expired) */
+	Jsonb	   *held_match;
 } TtlBacklog;
 
 /*
@@ -74,16 +78,20 @@ typedef struct TtlBacklog
  * most `limit` due entries (the walk's LIMIT), keys in [$2, $1].  Needs SPI
  * connected.
  */
+static Datum backlog_holds;		/* legal hold: $3, when there are holds */
+
 static void
 backlog_walk(const char *sql, const TtlDueRange *range, int64 *count, bool *have_min,
 			 int64 *min)
 {
-	Oid			argtypes[2] = {INT8OID, INT8OID};
-	Datum		values[2] = {Int64GetDatum(range->high), Int64GetDatum(range->low)};
+	Oid			argtypes[3] = {INT8OID, INT8OID, JSONBARRAYOID};
+	Datum		values[3] = {Int64GetDatum(range->high), Int64GetDatum(range->low),
+						   backlog_holds};
 	bool		isnull;
 	int			rc;
 
-	rc = SPI_execute_with_args(sql, 2, argtypes, values, NULL, true, 1);
+	rc = SPI_execute_with_args(sql, backlog_holds != (Datum) 0 ? 3 : 2, argtypes, values,
+							   NULL, true, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "ttl backlog walk failed: %s", SPI_result_code_string(rc));
 	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -114,12 +122,16 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	TtlDueRange inherited;
 	TtlDueRange own;
 	TtlDueRange deadline;
+	TtlBacklogHolds h;
 
 	out->known = true;
 	out->expired = 0;
 	out->have_oldest = false;
 	if (c->default_is_null)
 		return;					/* TTL off: nothing expires */
+	/* legal hold: held rows are left out, or counted alone (legal_hold_backlog.c) */
+	ttl_backlog_holds_begin(&h, relid, col, out->held_match);
+	backlog_holds = h.matches;
 
 	ttl_become_user(owner, &ctx);
 	ttl_spi_connect();
@@ -128,18 +140,22 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	inherited = ttl_due_range(TTL_DUE_INHERITED, keyed, c->default_ttl, now_s);
 	own = ttl_due_range(TTL_DUE_OWN, keyed, c->default_ttl, now_s);
 	deadline = ttl_due_range(TTL_DUE_DEADLINE, keyed, c->default_ttl, now_s);
+	/* legal hold: from the floors past held rows (legal_hold_backlog.c) */
+	ttl_backlog_holds_from(&h, &inherited);
+	ttl_backlog_holds_from(&h, &own);
+	ttl_backlog_holds_from(&h, &deadline);
 	if (keyed)
 	{
 		/*
 		 * 1.3: both kinds are ranges of the single index (purge_key.c); an
 		 * index-free container (1.6) scans the table for the same ranges
 		 */
-		const char *sql = psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
-								   " (SELECT ttl.doc_purge_key(%1$s) AS k FROM %2$s"
+		const char *sql = psprintf("SELECT %4$s, %5$s FROM"
+								   " (SELECT ttl.doc_purge_key(%1$s) AS k, %6$s AS h FROM %2$s"
 								   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"
 								   " AND ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.>=) $2"
 								   " ORDER BY 1 LIMIT %3$s) s",
-								   col, table, limit_txt);
+								   col, table, limit_txt, h.count, h.min, h.held);
 
 		if (c->default_ttl > 0)
 		{
@@ -162,12 +178,12 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 		/* 1.0-1.2: one partial index per kind */
 		if (c->default_ttl > 0)
 		{
-			backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
-								  " (SELECT ttl.doc_ts(%1$s) AS k FROM %2$s"
+			backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
+								  " (SELECT ttl.doc_ts(%1$s) AS k, %6$s AS h FROM %2$s"
 								  " WHERE ttl.doc_ttl(%1$s) IS NULL"
 								  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
 								  " ORDER BY 1 LIMIT %3$s) s",
-								  col, table, limit_txt),
+								  col, table, limit_txt, h.count, h.min, h.held),
 						 &inherited, &n, &have_k, &k);
 			out->expired += n;
 			if (have_k)
@@ -177,11 +193,11 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 				out->have_oldest = true;
 			}
 		}
-		backlog_walk(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s.k) FROM"
-							  " (SELECT ttl.doc_expiry(%1$s) AS k FROM %2$s"
+		backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
+							  " (SELECT ttl.doc_expiry(%1$s) AS k, %6$s AS h FROM %2$s"
 							  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
 							  " ORDER BY 1 LIMIT %3$s) s",
-							  col, table, limit_txt),
+							  col, table, limit_txt, h.count, h.min, h.held),
 					 &own, &n, &have_k, &k);
 		out->expired += n;
 	}
@@ -200,12 +216,13 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 		char	   *key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
 								   quote_literal_cstr(c->deadline_property));
 
-		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e), pg_catalog.min(s.k) FROM"
-							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e"
+		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e AND %7$s), %8$s FROM"
+							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e,"
+							  " %9$s AS h"
 							  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
 							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
 							  key, col, c->default_ttl, table, limit_txt,
-							  psprintf(INT64_FORMAT, now_s)),
+							  psprintf(INT64_FORMAT, now_s), h.wanted, h.min, h.held),
 					 &deadline, &n, &have_k, &k);
 		out->expired += n;
 		if (have_k && (!out->have_oldest || k < out->oldest_s))
@@ -216,6 +233,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	}
 	SPI_finish();
 	ttl_restore_user(&ctx);
+	backlog_holds = (Datum) 0;
 }
 
 /*
@@ -383,7 +401,7 @@ PG_FUNCTION_INFO_V1(ttl_backlog);
 Datum
 ttl_backlog(PG_FUNCTION_ARGS)
 {
-	TtlBacklog	b;
+	TtlBacklog	b = {0};
 
 	container_backlog(PG_GETARG_OID(0), true, BACKLOG_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
@@ -394,7 +412,7 @@ PG_FUNCTION_INFO_V1(ttl_backlog_if_readable);
 Datum
 ttl_backlog_if_readable(PG_FUNCTION_ARGS)
 {
-	TtlBacklog	b;
+	TtlBacklog	b = {0};
 
 	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
@@ -408,7 +426,7 @@ ttl_backlog_if_readable(PG_FUNCTION_ARGS)
 bool
 ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
 {
-	TtlBacklog	b;
+	TtlBacklog	b = {0};
 
 	container_backlog(relid, false, TTL_SCHEDULER_WALK_LIMIT, &b);
 	*due_rows = b.known ? b.expired : 0;
@@ -476,4 +494,25 @@ ttl_record_purge(Oid relid, int64 deleted, const char *error)
 		"  last_error_at = CASE WHEN $3 IS NULL THEN s.last_error_at ELSE ttl.now() END",
 		4, argtypes, values, nulls, &plan);
 	fold_pending(relid);
+}
+
+/*
+ * ttl._legal_hold_expired(container, match), for ttl.legal_holds: the due
+ * items match keeps, counted by the bounded walks of the backlog
+ * (BACKLOG_WALK_LIMIT rows read per key range, from the bottom), or NULL
+ * where the caller may not see the backlog (no SELECT, row-level
+ * security).
+ */
+PG_FUNCTION_INFO_V1(ttl_legal_hold_expired);
+Datum
+ttl_legal_hold_expired(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b = {0};
+
+	ttl_check_relation_exists(PG_GETARG_OID(0));
+	b.held_match = PG_GETARG_JSONB_P(1);
+	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
+	if (!b.known)
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(b.expired);
 }

@@ -235,6 +235,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		cur->leaf = InvalidOid;
 		cur->lower_key = PG_INT64_MIN;
 	}
+	/* legal hold: the holds and the floor, read under the batch's lock */
+	ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
 	plan_batch(cur, &policy, limit, &plan);
 	obstacle = ttl_purge_direct(&plan, &batch);
 	if (obstacle == NULL)
@@ -260,6 +262,11 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		cur->walk = NULL;
 		ttl_statement_batch(&plan, relname, &batch);
 	}
+	/* legal hold: keep the floor a keyset walk reached, in this transaction */
+	ttl_purge_hold_end(obstacle == NULL && plan.source == TTL_SOURCE_KEYSET &&
+					   batch.found < limit,
+					   cur->kind == TTL_DUE_INHERITED ?
+					   cur->now_seconds - policy.default_ttl : cur->now_seconds);
 	SPI_finish();
 
 	/*

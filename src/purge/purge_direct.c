@@ -143,6 +143,8 @@ keyset_next(TtlRowSourceOps *base, DirectRun *run, DirectLeaf **leaf, TupleTable
 			range = ttl_due_range(src->kind, src->leaf->keyed[src->kind],
 								  run->default_ttl, run->now_seconds);
 			ttl_due_range_from(&range, leafid == src->start_leaf ? src->lower_key : PG_INT64_MIN);
+			/* legal hold: start past the held rows at the bottom (purge_hold.c) */
+			ttl_due_range_from(&range, ttl_purge_hold_floor(src->kind));
 			ttl_due_scankeys(&range, keys);
 			src->scan = ttl_index_beginscan(src->leaf->rel, src->leaf->index[src->kind],
 											run->snapshot, 2, 0);
@@ -174,6 +176,13 @@ keyset_source(const TtlBatchPlan *plan, DirectLeaf *leaves, int nleaves)
 	return &src->base;
 }
 
+/* A row's walk value in kind's range (the keyset's and a floor's key). */
+static inline int64
+due_key(TtlDueKind kind, int64 ts, int64 expiry, int64 deadline)
+{
+	return kind == TTL_DUE_DEADLINE ? deadline : kind == TTL_DUE_OWN ? expiry : ts;
+}
+
 /*
  * The one loop of the direct path: take the source's rows until limit (< 0:
  * none) rows not skipped as busy are gone, re-check each against the whole
@@ -185,6 +194,7 @@ take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 {
 	DirectLeaf *leaf;
 	TupleTableSlot *slot;
+	bool		keyset = plan->source == TTL_SOURCE_KEYSET;
 
 	while ((plan->limit < 0 || run->out->found < plan->limit) &&
 		   source->next(source, run, &leaf, &slot))
@@ -195,15 +205,27 @@ take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 
 		CHECK_FOR_INTERRUPTS();
 		if (!ttl_direct_row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
+		{
+			/* legal hold: a held row moves the floor, another stops it */
+			if (keyset)
+				ttl_purge_hold_note(ttl_purge_hold_last_held(),
+									due_key(plan->kind, ts, expiry, deadline));
 			continue;			/* cannot be, unless the index lies: not ours */
+		}
 		if (!ttl_direct_delete_row(leaf, slot, run))
+		{
+			if (keyset)
+				ttl_purge_hold_note(false, 0);	/* legal hold: the floor stops */
 			continue;			/* busy: left for a later walk */
+		}
+		/* legal hold: a deleted row is gone, the floor may pass it */
+		if (keyset)
+			ttl_purge_hold_note(true, due_key(plan->kind, ts, expiry, deadline));
 		run->out->found++;
-		if (plan->source == TTL_SOURCE_KEYSET)
+		if (keyset)
 		{
 			run->out->last_leaf = RelationGetRelid(leaf->rel);
-			run->out->last_key = plan->kind == TTL_DUE_DEADLINE ? deadline :
-				plan->kind == TTL_DUE_OWN ? expiry : ts;
+			run->out->last_key = due_key(plan->kind, ts, expiry, deadline);
 		}
 	}
 	source->end(source);

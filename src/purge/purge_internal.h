@@ -15,6 +15,8 @@
 #include "access/attnum.h"
 #include "executor/tuptable.h"
 #include "nodes/pg_list.h"
+#include "storage/itemptr.h"
+#include "utils/jsonb.h"
 #include "utils/palloc.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
@@ -171,10 +173,24 @@ extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 
 /* purge_statement.c: the statement path of a batch */
 extern char *ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind,
-								 bool partitioned, bool keyed, const char *deadline);
+								 bool partitioned, bool keyed, const char *deadline,
+								 bool holds);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
 								TtlDirectBatch *out);
+
+/* purge_hold.c: legal holds (issue 32) in a batch and in rule 10 */
+extern void ttl_purge_hold_begin(Oid relid, int kind, int64 lower_key);
+extern bool ttl_purge_hold_active(void);
+extern int64 ttl_purge_hold_floor(int kind);
+extern bool ttl_purge_hold_covers(Jsonb *doc);
+extern bool ttl_purge_hold_last_held(void);
+extern void ttl_purge_hold_note(bool gone_or_held, int64 key);
+extern void ttl_purge_hold_end(bool range_done, int64 cutoff);
+extern const char *ttl_purge_hold_filter(const char *doc);
+extern Datum ttl_purge_hold_matches(void);
+extern void ttl_purge_hold_refuse_replace(Oid container, Oid leaf, ItemPointer tid,
+										  const char *doc_column);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

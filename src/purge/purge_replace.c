@@ -82,8 +82,9 @@ typedef struct ReplaceStep
  * names a row only within one partition).
  *
  * Where later work plugs in (SPEC, "After 1.6"; src/purge/README.md): a
- * legal hold adds its "AND NOT (doc @> match)" to ttl_purge_recheck_sql
- * (and replace.c raises 55000 before calling this), and a container with
+ * legal hold refuses the replacement of a held item with 55000 before this
+ * runs (delete_item, ttl_purge_hold_refuse_replace: nothing to filter
+ * here, a held item is never reached), and a container with
  * an archive wraps the DELETE in ttl_purge_delete_sql as WITH d AS (DELETE
  * ... RETURNING t.*) INSERT INTO archive ...
  */
@@ -134,6 +135,9 @@ delete_item(void *arg)
 	values[1] = Int32GetDatum(step->policy->default_ttl);
 	values[2] = Int64GetDatum(step->now_seconds);
 	values[3] = ObjectIdGetDatum(step->leaf);
+	/* legal hold: a held item is never replaced, 55000 (purge_hold.c) */
+	ttl_purge_hold_refuse_replace(step->container, step->leaf, &step->tid,
+								  NameStr(step->policy->doc_column));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	rc = SPI_execute_with_args(replace_statement(step->container, step->policy, partitioned),

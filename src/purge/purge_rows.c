@@ -52,6 +52,9 @@ ttl_direct_row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
 		ttl_doc_deadline(jb, run->deadline, deadline) == TTL_DEADLINE_VALID &&
 		*deadline <= run->now_seconds)
 		due = true;
+	/* legal hold: a due row a hold keeps is not due (purge_hold.c) */
+	if (ttl_purge_hold_covers(due ? jb : NULL))
+		due = false;
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(run->row_cxt);
 	return due;

@@ -42,7 +42,7 @@
  */
 char *
 ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool partitioned,
-					bool keyed, const char *deadline)
+					bool keyed, const char *deadline, bool holds)
 {
 	const char *key;
 	const char *filter;
@@ -73,6 +73,12 @@ ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool pa
 	{
 		key = psprintf("ttl.doc_expiry(t.%s)", doc);
 		filter = "";
+	}
+	/* legal hold: held rows are neither locked nor deleted ($6) */
+	if (holds)
+	{
+		filter = psprintf("%s%s", ttl_purge_hold_filter(doc), filter);
+		recheck = psprintf("%s%s", ttl_purge_hold_filter(doc), recheck);
 	}
 	/* the statement deleter (purge_rows.c) */
 	if (partitioned)
@@ -129,8 +135,9 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 {
 	const char *doc_name = NameStr(plan->policy->doc_column);
 	int64		limit = plan->limit;
-	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
-	Datum		values[5];
+	Oid			argtypes[6] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID, JSONBARRAYOID};
+	Datum		values[6];
+	bool		holds = ttl_purge_hold_active();	/* legal hold: $6 */
 	bool		isnull;
 	bool		partitioned = get_rel_relkind(plan->relid) == RELKIND_PARTITIONED_TABLE;
 	bool		keyed = plan->kind != TTL_DUE_DEADLINE &&
@@ -145,16 +152,20 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(plan->relid)),
 									   relname);
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, partitioned, keyed,
-							  plan->deadline);
+							  plan->deadline, holds);
 	ttl_due_range_from(&range, plan->lower_key);
+	/* legal hold: start past the held rows at the bottom (purge_hold.c) */
+	ttl_due_range_from(&range, ttl_purge_hold_floor(plan->kind));
 	values[0] = Int64GetDatum(range.low);
 	values[1] = Int64GetDatum(range.high);
 	values[2] = Int64GetDatum(limit);
 	values[3] = Int32GetDatum(plan->policy->default_ttl);
 	values[4] = Int64GetDatum(plan->now_seconds);
+	if (holds)
+		values[5] = ttl_purge_hold_matches();
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
-	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
+	if (SPI_execute_with_args(sql, holds ? 6 : 5, argtypes, values, limit < 0 ? "  n  " : NULL,
 							  false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);

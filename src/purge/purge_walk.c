@@ -135,6 +135,8 @@ gather_leaf(TtlWalk *walk, DirectLeaf *leaf, DirectRun *run)
 		/* the kind's due keys (due_range.c); BRIN: the pages that may hold them */
 		range = ttl_due_range(kind, leaf->keyed[kind],
 							  walk->default_ttl, walk->now_seconds);
+		/* legal hold: from the floor past held rows (purge_hold.c) */
+		ttl_due_range_from(&range, ttl_purge_hold_floor(kind));
 		ttl_due_scankeys(&range, keys);
 		scan = ttl_index_beginscan_bitmap(leaf->index[kind], run->snapshot, nkeys);
 		index_rescan(scan, keys, nkeys, NULL, 0);

@@ -300,6 +300,12 @@ SELECT count(*) AS worker_pool_rows FROM ttl.worker_pool;
 SELECT count(*) AS distributed FROM ttl.distributed_stats;
 SET ROLE :"owner";
 
+-- legal holds (1.8): set, read and released on every container
+SELECT k, ttl.set_legal_hold(c, 'case "X".1', '{"case": "X"}') FROM quoting_help.c ORDER BY k;
+SELECT q.k, h.name, h.match, h.held_expired
+  FROM quoting_help.c q JOIN ttl.legal_holds h ON h.container = q.c ORDER BY q.k;
+SELECT k, ttl.release_legal_hold(c, 'case "X".1') FROM quoting_help.c ORDER BY k;
+
 -- ttl.disable: nothing of ttl's is left on the tables
 SELECT k, ttl.disable(c) FROM quoting_help.c ORDER BY k;
 SELECT count(*) AS containers FROM ttl.containers c JOIN quoting_help.c q ON q.c = c.container;
@@ -332,7 +338,7 @@ SELECT coalesce(c.oid::regclass::text, t.v) AS view, c.oid IS NOT NULL AS in_cat
           JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'ttl'
          WHERE c.relkind = 'v') c
   FULL JOIN (VALUES ('ttl.containers'), ('ttl.stats'), ('ttl.databases'), ('ttl.worker_pool'),
-                    ('ttl.distributed_stats')) t(v) ON t.v = c.oid::regclass::text
+                    ('ttl.distributed_stats'), ('ttl.legal_holds')) t(v) ON t.v = c.oid::regclass::text
  WHERE c.oid IS NULL OR t.v IS NULL;
 
 DROP TABLE quoting_calls_before;

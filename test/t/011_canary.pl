@@ -493,6 +493,19 @@ my %calls = (
 	'ttl.backlog(regclass)' => { future => 1, calls => sub { on_containers('ttl.backlog') } },
 	'ttl._backlog(regclass)' =>
 	  { future => 1, calls => sub { (on_containers('ttl._backlog'), 'SELECT * FROM ttl.stats;') } },
+	# legal holds (1.8): held_expired walks as the owner, like the backlog
+	'ttl._legal_hold_expired(regclass,jsonb)' =>
+	  { future => 1,
+		calls => sub { (on_containers('ttl._legal_hold_expired', q{'{"n": 5}'::jsonb}),
+						'SELECT * FROM ttl.legal_holds;') } },
+	'ttl.set_legal_hold(regclass,text,jsonb)' =>
+	  { calls => sub { sel('ttl.set_legal_hold', reg(fresh('container')), q{'h'}, q{'{"n": 5}'::jsonb}) } },
+	'ttl.release_legal_hold(regclass,text)' => {
+		calls => sub {
+			my $t = fresh('container');
+			alice_psql(qq{SELECT ttl.set_legal_hold('$t', 'h', '{"n": 5}');});
+			sel('ttl.release_legal_hold', reg($t), q{'h'})
+		} },
 	'ttl.preview(regclass,integer,timestamp with time zone)' =>
 	  { calls => sub { (on_containers('ttl.preview', 60, 'ttl.now()'), on_containers('ttl.preview', 60)) } },
 	'ttl.expiring(regclass,interval,timestamp with time zone)' =>
@@ -514,6 +527,7 @@ my %calls = (
 	'ttl._ddl_start()' => { statements => sub { on_fresh_pairs(\@alter_table) }, same_as => 'ttl._ddl_end()' },
 	'ttl._ddl_end()' => { statements => sub { on_fresh_pairs(\@alter_table) } },
 	'ttl._on_sql_drop()' => { statements => sub { on_fresh_pairs(\@drop_table) } },
+	'ttl._legal_hold_on_drop()' => { statements => sub { on_fresh_pairs(\@drop_table) } },
 );
 
 # ---------------------------------------------------------------------------
@@ -634,7 +648,7 @@ for my $c (grep { !$_->{control} && !$_->{twin} && $_->{role} eq $super } @calls
 # RLS applies to it on open and parts)
 for my $c (grep { $_->{role} eq 'reader' && !$_->{control} && !$_->{twin} } @calls)
 {
-	next unless $c->{sql} =~ /ttl\.(?:preview|expiring|backlog|_backlog)\('evil\.(?:open|parts)'|ttl\.stats/;
+	next unless $c->{sql} =~ /ttl\.(?:preview|expiring|backlog|_backlog|_legal_hold_expired)\('evil\.(?:open|parts)'|ttl\.stats/;
 	is($c->{ret}, 0, "reader: $c->{sql} runs") or diag($c->{err});
 }
 
