@@ -224,7 +224,9 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	 * append-only: the BRIN index gives page ranges (or, index-free, every
 	 * page is taken), so batches take a walk
 	 */
-	obstacle = ttl_purge_direct(cur->relid, doc_name, policy.index_free, want,
+	/* archive: a container with an archive takes the statement path (archive.c) */
+	obstacle = OidIsValid(policy.archive) ? "the container has an archive" :
+		ttl_purge_direct(cur->relid, doc_name, policy.index_free, want,
 								cur->leaf, cur->lower_key,
 								limit, (cur->use_walk || policy.append_only) ? &cur->walk : NULL,
 								cur->walk_cxt,
@@ -249,7 +251,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
 		ttl_statement_batch(cur, relname, doc_name, limit, cutoff, (int32) default_ttl,
-						deadline, &batch);
+							deadline, policy.archive, &batch);
 	}
 	SPI_finish();
 

@@ -58,6 +58,7 @@
 #include "base/settings.h"
 #include "base/subxact.h"
 #include "document/deadline.h"
+#include "purge/archive.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "registry/registry.h"
@@ -82,8 +83,9 @@ typedef struct ReplaceStep
  *
  * Where later work plugs in (SPEC, "After 1.6"): a legal hold adds its
  * "AND NOT (doc @> match)" to the WHERE clause here (and replace.c raises
- * 55000 before calling this), and a container with an archive wraps the
+ * 55000 before calling this); a container with an archive wraps the
  * DELETE as WITH d AS (DELETE ... RETURNING t.*) INSERT INTO archive ...
+ * (delete_item, archive.c).
  */
 static char *
 replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
@@ -126,6 +128,7 @@ delete_item(void *arg)
 	Oid			argtypes[4] = {TIDOID, INT4OID, INT8OID, OIDOID};
 	Datum		values[4];
 	int			rc;
+	char	   *sql;
 
 	values[0] = PointerGetDatum(&step->tid);
 	values[1] = Int32GetDatum(step->policy->default_ttl);
@@ -133,8 +136,20 @@ delete_item(void *arg)
 	values[3] = ObjectIdGetDatum(step->leaf);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute_with_args(replace_statement(step->container, step->policy, partitioned),
-							   partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
+	sql = replace_statement(step->container, step->policy, partitioned);
+	if (OidIsValid(step->policy->archive))
+	{
+		/* archive: WITH d AS (DELETE ... RETURNING t.*) INSERT INTO archive (archive.c) */
+		ttl_archive_check_fit(step->container, step->policy->archive);
+		sql = psprintf("WITH d AS (%s RETURNING t.*) %s", sql,
+					   ttl_archive_insert_sql(step->container, step->policy->archive, "d"));
+		rc = ttl_archive_execute(step->container, step->policy->archive, sql,
+								 partitioned ? 4 : 3, argtypes, values, NULL, 0);
+		if (rc == SPI_OK_INSERT)
+			rc = SPI_OK_DELETE;	/* as many rows inserted as deleted */
+	}
+	else
+		rc = SPI_execute_with_args(sql, partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_DELETE)
 		elog(ERROR, "ttl replacement delete failed: %s", SPI_result_code_string(rc));
 	step->deleted = SPI_processed > 0;

@@ -24,6 +24,7 @@
 
 #include "document/deadline.h"
 #include "document/purge_key.h"
+#include "purge/archive.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -41,7 +42,7 @@
  */
 char *
 ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
-					bool keyed, const char *deadline)
+					bool keyed, const char *deadline, const char *archive_insert)
 {
 	const char *key;
 	const char *filter;
@@ -79,13 +80,16 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 		delete = psprintf("DELETE FROM %s t USING c"
 						  " WHERE t.tableoid OPERATOR(pg_catalog.=) c.toid"
 						  " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
-						  " AND %s RETURNING 1",
-						  table, recheck);
+						  " AND %s RETURNING %s",
+						  table, recheck, archive_insert ? "t.*" : "1");
 	else
 		delete = psprintf("DELETE FROM %s t"
 						  " WHERE t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
-						  " AND %s RETURNING 1",
-						  table, recheck);
+						  " AND %s RETURNING %s",
+						  table, recheck, archive_insert ? "t.*" : "1");
+	/* archive: the deleted rows go to the archive in this statement (archive.c) */
+	if (archive_insert != NULL)
+		delete = psprintf("%s), a AS (%s", delete, archive_insert);
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
@@ -127,7 +131,7 @@ spi_int64(int row, int col, bool *isnull)
 void
 ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 					int64 limit, int64 cutoff, int32 default_ttl, const char *deadline,
-					TtlDirectBatch *out)
+					Oid archive, TtlDirectBatch *out)
 {
 	Oid			argtypes[5] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID};
 	Datum		values[5];
@@ -143,8 +147,12 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
 									   relname);
+	/* archive: checked again before each batch; its INSERT joins the DELETE (archive.c) */
+	if (OidIsValid(archive))
+		ttl_archive_check_fit(cur->relid, archive);
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
-							  deadline);
+							  deadline,
+							  OidIsValid(archive) ? ttl_archive_insert_sql(cur->relid, archive, "d") : NULL);
 	/* deadlines: above the key of malformed ones (deadline.h) */
 	if (cur->kind == PURGE_DEADLINE)
 		lower = Max(lower, TTL_DEADLINE_MALFORMED_KEY + 1);
@@ -155,8 +163,11 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	values[4] = Int64GetDatum(cur->now_seconds);
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
-	if (SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
-							  false, 0) != SPI_OK_SELECT)
+	if ((OidIsValid(archive) ?	/* archive: its errors name it (archive.c) */
+		 ttl_archive_execute(cur->relid, archive, sql, 5, argtypes, values,
+							 limit < 0 ? "  n  " : NULL, 0) :
+		 SPI_execute_with_args(sql, 5, argtypes, values, limit < 0 ? "  n  " : NULL,
+							   false, 0)) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
 	out->found = spi_int64(0, 1, &isnull);

@@ -152,6 +152,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->deadline_property[0] = '\0';
 	out->held = false;
 	out->replace_expired = true;
+	out->archive = InvalidOid;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -168,6 +169,9 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.7: ttl.set_replace_expired */
 		if (!att->attisdropped && strcmp(NameStr(att->attname), "replace_expired") == 0)
 			out->replace_expired = nulls[i] || DatumGetBool(values[i]);
+		/* 1.8: ttl.set_archive (archive.c) */
+		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "archive") == 0)
+			out->archive = DatumGetObjectId(values[i]);
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)

@@ -29,6 +29,8 @@ typedef struct TtlContainer
 	bool		held;
 	/* 1.7, rule 10: a write replaces an expired holder of its key (replace.c) */
 	bool		replace_expired;
+	/* 1.8, issue 31: purged rows go to this table first, or InvalidOid */
+	Oid			archive;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
