@@ -97,7 +97,7 @@ ttl_set_archive(PG_FUNCTION_ARGS)
 	{
 		ttl_check_relation_exists(archive);
 		refuse_citus(relid, archive);
-		ttl_archive_check_fit(relid, archive);
+		(void) ttl_archive_check_fit(relid, archive, false);
 		check_chain(relid, archive);
 	}
 	ttl_lock_container(relid);

@@ -22,7 +22,7 @@
  * the archive or calls ttl.set_archive(container, NULL).
  *
  * Locking: the caller's, plus RowExclusiveLock on the archive, taken
- * before the fit is checked (the INSERT takes it anyway) and held to the
+ * (by a purge batch without waiting) before the fit is checked (the INSERT takes it anyway) and held to the
  * end of the transaction, so the checked definition is the one the INSERT
  * sees.  Runs as the container's owner (the caller switches), SPI
  * connected for ttl_archive_execute.
@@ -177,12 +177,17 @@ check_columns(Oid container, Oid archive)
  * is neither the container nor one of its partitions (0A000), has the
  * container's owner (42501) and fits column by column (42703, 42804).
  * The chain of archives is ttl.set_archive's to check (archive_admin.c).
- * Takes RowExclusiveLock on the archive (see the file header).
+ * Takes RowExclusiveLock on the archive (see the file header); with nowait,
+ * false when another holds a conflicting lock (DDL): a purge batch never
+ * waits, it skips the container as busy.
  */
-void
-ttl_archive_check_fit(Oid container, Oid archive)
+bool
+ttl_archive_check_fit(Oid container, Oid archive, bool nowait)
 {
-	LockRelationOid(archive, RowExclusiveLock);
+	if (!nowait)
+		LockRelationOid(archive, RowExclusiveLock);
+	else if (!ConditionalLockRelationOid(archive, RowExclusiveLock))
+		return false;
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(archive)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -194,6 +199,7 @@ ttl_archive_check_fit(Oid container, Oid archive)
 	check_not_itself(container, archive);
 	check_owner(container, archive);
 	check_columns(container, archive);
+	return true;
 }
 
 /*

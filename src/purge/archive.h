@@ -9,7 +9,7 @@
 
 #include "nodes/pg_list.h"
 
-extern void ttl_archive_check_fit(Oid container, Oid archive);
+extern bool ttl_archive_check_fit(Oid container, Oid archive, bool nowait);
 extern char *ttl_archive_insert_sql(Oid container, Oid archive, const char *from);
 extern int	ttl_archive_execute(Oid container, Oid archive, const char *sql, int nargs,
 								Oid *argtypes, Datum *values, const char *nulls, long count);

@@ -140,7 +140,7 @@ delete_item(void *arg)
 	if (OidIsValid(step->policy->archive))
 	{
 		/* archive: WITH d AS (DELETE ... RETURNING t.*) INSERT INTO archive (archive.c) */
-		ttl_archive_check_fit(step->container, step->policy->archive);
+		(void) ttl_archive_check_fit(step->container, step->policy->archive, false);
 		sql = psprintf("WITH d AS (%s RETURNING t.*) %s", sql,
 					   ttl_archive_insert_sql(step->container, step->policy->archive, "d"));
 		rc = ttl_archive_execute(step->container, step->policy->archive, sql,

@@ -147,9 +147,18 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(cur->relid)),
 									   relname);
-	/* archive: checked again before each batch; its INSERT joins the DELETE (archive.c) */
-	if (OidIsValid(archive))
-		ttl_archive_check_fit(cur->relid, archive);
+	/*
+	 * archive: checked again before each batch (an archive locked by DDL:
+	 * busy, like the container); its INSERT joins the DELETE (archive.c)
+	 */
+	if (OidIsValid(archive) && !ttl_archive_check_fit(cur->relid, archive, true))
+	{
+		cur->busy = true;
+		cur->kind = PURGE_DONE;
+		memset(out, 0, sizeof(TtlDirectBatch));
+		out->last_key = cur->lower_key;
+		return;
+	}
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
 							  deadline,
 							  OidIsValid(archive) ? ttl_archive_insert_sql(cur->relid, archive, "d") : NULL);

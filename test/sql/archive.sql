@@ -179,6 +179,10 @@ SELECT ttl.purge('hot2') AS to_warm;
 SELECT id, to_timestamp((doc ->> '_ts')::bigint) AT TIME ZONE 'UTC' AS ts,
        to_timestamp((doc ->> 'hot_ts')::bigint) AT TIME ZONE 'UTC' AS hot_ts,
        doc -> 'ttl' AS ttl FROM warm ORDER BY id;
+-- item 2 keeps its own ttl (30 s) in the archive, item 1 takes the archive's default
+SET ttl.now_override = '2030-01-01 00:14:40+00';
+SELECT ttl.purge('warm') AS gone;
+SELECT id FROM warm ORDER BY id;
 SET ttl.now_override = '2030-01-01 01:14:30+00';
 SELECT ttl.purge('warm') AS gone;
 SELECT (SELECT count(*) FROM hot2) AS hot2, (SELECT count(*) FROM warm) AS warm;
@@ -206,7 +210,7 @@ SET ttl.now_override = '2030-01-01 01:22:00+00';
 DROP VIEW m_view;
 DROP MATERIALIZED VIEW m_matview;
 DROP TABLE cold;
-SELECT try('SELECT ttl.purge(''hot'')') ~ '^42P01: archive of container hot \(OID \d+\) does not exist' AS dropped;
+SELECT regexp_replace(try('SELECT ttl.purge(''hot'')'), 'OID \d+', 'OID n') AS dropped;
 SELECT count(*) AS kept FROM hot WHERE id = 32;
 SELECT ttl.set_archive('hot', NULL);
 SELECT ttl.purge('hot') AS unarchived;

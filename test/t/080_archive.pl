@@ -59,7 +59,7 @@ ok($node->poll_query_until('db1', 'SELECT count(*) FROM good', '0'),
 	'a container next to the failing one is purged');
 ok( $node->poll_query_until('db1',
 		"SELECT last_error FROM ttl.stats WHERE container = 'bad'::regclass"
-		  . " AND last_error LIKE 'purge of container bad into archive bad_arch failed: %No space left on device (row 42)%'"
+		  . " AND last_error LIKE 'purge of container public.bad into archive public.bad_arch failed: %No space left on device (row 42)%'"
 		  . " IS TRUE", 't'),
 	'the failing container has last_error naming the archive and the row');
 is($node->safe_psql('db1', 'SELECT count(*) FROM bad'), '100',
