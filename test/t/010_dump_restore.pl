@@ -98,7 +98,7 @@ is($node->safe_psql('dst', q{
     SELECT count(*) FROM app.log}), "5\n0",
     'and on the restored index-free container');
 is($node->safe_psql('dst', q{
-    SELECT r.archive = 'Arch."Log Archive"'::regclass, count(a.*) FROM ttl.registry r
+    SELECT r.archive = '"Arch"."Log Archive"'::regclass, count(a.*) FROM ttl.registry r
       JOIN pg_class t ON t.oid = r.archive
       LEFT JOIN "Arch"."Log Archive" a ON true
      WHERE r.relid = 'app.log'::regclass GROUP BY 1}), 't|5',
