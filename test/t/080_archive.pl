@@ -58,9 +58,8 @@ is($node->safe_psql('db1', 'SELECT count(*) FROM small JOIN small_arch USING (id
 ok($node->poll_query_until('db1', 'SELECT count(*) FROM good', '0'),
 	'a container next to the failing one is purged');
 ok( $node->poll_query_until('db1',
-		"SELECT last_error FROM ttl.stats WHERE container = 'bad'::regclass"
-		  . " AND last_error LIKE 'purge of container public.bad into archive public.bad_arch failed: %No space left on device (row 42)%'"
-		  . " IS TRUE", 't'),
+		"SELECT last_error LIKE 'purge of container public.bad into archive public.bad_arch failed: %No space left on device (row 42)%'"
+		  . " FROM ttl.stats WHERE container = 'bad'::regclass", 't'),
 	'the failing container has last_error naming the archive and the row');
 is($node->safe_psql('db1', 'SELECT count(*) FROM bad'), '100',
 	'its batch rolled back: every row still in the container');
