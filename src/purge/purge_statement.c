@@ -76,18 +76,6 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 		key = psprintf("ttl.doc_expiry(t.%s)", doc);
 		filter = "";
 	}
-	/*
-	 * archive, unbounded (ttl.purge without max_rows): one DELETE of the
-	 * whole key range, which locks and re-checks each row itself, its rows
-	 * into the archive; no list of rows first (ttl_statement_batch)
-	 */
-	if (archive_insert != NULL && !lock_rows)
-		return psprintf("WITH d AS (DELETE FROM %s t"
-						" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
-						" AND %s RETURNING t.*), a AS (%s)"
-						" SELECT (SELECT pg_catalog.count(*) FROM d), (SELECT pg_catalog.count(*) FROM d),"
-						" NULL::pg_catalog.int8",
-						table, filter, key, key, recheck, archive_insert);
 	if (partitioned)
 		delete = psprintf("DELETE FROM %s t USING c"
 						  " WHERE t.tableoid OPERATOR(pg_catalog.=) c.toid"
@@ -105,12 +93,15 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
-					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
+					" ORDER BY %s LIMIT $3%s),"
 					" d AS (%s)"
 					" SELECT (SELECT pg_catalog.count(*) FROM c),"
 					" (SELECT pg_catalog.count(*) FROM d),"
 					" (SELECT pg_catalog.max(k) FROM c)",
-					key, table, filter, key, key, key, delete);
+					key, table, filter, key, key, key,
+					/* archive, unbounded: no lock pass (ttl_statement_batch) */
+					archive_insert != NULL && !lock_rows ? "" : " FOR UPDATE OF t SKIP LOCKED",
+					delete);
 }
 
 /*
