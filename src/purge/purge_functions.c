@@ -79,7 +79,7 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
 														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
 														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL,
-														 NULL /* archive: without its INSERT */ , true)));
+														 NULL /* archive: without its INSERT */ )));
 }
 
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */

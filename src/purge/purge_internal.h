@@ -118,7 +118,7 @@ extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 /* purge_statement.c: the statement path of a batch */
 extern char *ttl_batch_statement(const char *table, const char *doc, PurgeKind kind,
 								 bool partitioned, bool keyed, const char *deadline,
-								 const char *archive_insert, bool lock_rows);
+								 const char *archive_insert);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 								int64 limit, int64 cutoff, int32 default_ttl,

@@ -42,7 +42,7 @@
  */
 char *
 ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool partitioned,
-					bool keyed, const char *deadline, const char *archive_insert, bool lock_rows)
+					bool keyed, const char *deadline, const char *archive_insert)
 {
 	const char *key;
 	const char *filter;
@@ -93,15 +93,12 @@ ttl_batch_statement(const char *table, const char *doc, PurgeKind kind, bool par
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
-					" ORDER BY %s LIMIT $3%s),"
+					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
 					" d AS (%s)"
 					" SELECT (SELECT pg_catalog.count(*) FROM c),"
 					" (SELECT pg_catalog.count(*) FROM d),"
 					" (SELECT pg_catalog.max(k) FROM c)",
-					key, table, filter, key, key, key,
-					/* archive, unbounded: no lock pass (ttl_statement_batch) */
-					archive_insert != NULL && !lock_rows ? "" : " FOR UPDATE OF t SKIP LOCKED",
-					delete);
+					key, table, filter, key, key, key, delete);
 }
 
 /*
@@ -164,13 +161,7 @@ ttl_statement_batch(PurgeCursor *cur, const char *relname, const char *doc_name,
 	}
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), cur->kind, partitioned, keyed,
 							  deadline,
-							  OidIsValid(archive) ? ttl_archive_insert_sql(cur->relid, archive, "d") : NULL,
-							  /*
-							   * archive, unbounded (ttl.purge without max_rows): the
-							   * DELETE locks and re-checks each row itself, waiting
-							   * for rows others hold; a batch locks first, to skip them
-							   */
-							  !(OidIsValid(archive) && limit < 0));
+							  OidIsValid(archive) ? ttl_archive_insert_sql(cur->relid, archive, "d") : NULL);
 	/* deadlines: above the key of malformed ones (deadline.h) */
 	if (cur->kind == PURGE_DEADLINE)
 		lower = Max(lower, TTL_DEADLINE_MALFORMED_KEY + 1);
