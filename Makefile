@@ -25,7 +25,7 @@ REGRESS = rules validation trigger stamping view item_functions lifecycle privil
 # the test database pg_regress creates on the running server).
 REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
-ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation archive_ddl
 
 PG_CPPFLAGS = -I$(srcdir)/src -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config
