@@ -77,7 +77,8 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 														 PG_GETARG_BOOL(1) ? TTL_DUE_OWN : TTL_DUE_INHERITED,
 														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
 														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
-														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL)));
+														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL,
+														 relid, InvalidOid /* archive: without its INSERT */ )));
 }
 
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */

@@ -121,6 +121,8 @@ extern bool ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, Direct
 extern char *ttl_purge_recheck_sql(const char *doc, const char *deadline, int default_param,
 								   int now_param);
 extern char *ttl_purge_delete_sql(const char *from, const char *where, const char *returning);
+extern char *ttl_purge_archived_delete_sql(Oid container, Oid archive, const char *from,
+										   const char *where);
 
 /*
  * A row source of the direct path: the row versions of the batch's leaves
@@ -171,7 +173,8 @@ extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 
 /* purge_statement.c: the statement path of a batch */
 extern char *ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind,
-								 bool partitioned, bool keyed, const char *deadline);
+								 bool partitioned, bool keyed, const char *deadline,
+								 Oid container, Oid archive);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
 								TtlDirectBatch *out);
