@@ -30,8 +30,10 @@ typedef struct TtlRoundOps
 	bool		unfinished;		/* out: the round ended with work left */
 	struct HTAB *resume;		/* where unfinished containers stopped */
 	/* the worker's visit bound (visit.h); all three unset for run_purge */
-	bool		backoff;		/* leave backed-off containers out; a batch
-								 * that times out backs its container off */
+	bool		backoff;		/* leave backed-off containers out */
+	bool		record_backoff; /* a failing batch backs its container off
+								 * (worker and run_purge; ttl.purge() is the
+								 * caller's own) and one that commits ends it */
 	bool		(*may_start) (void *arg);	/* false: end the round now */
 	uint64		first;			/* passes start at container first % n */
 	void		(*committed) (void *arg, Oid relid,

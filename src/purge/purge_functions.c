@@ -245,6 +245,8 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	ops.arg = &round;
 	ops.all_owners = superuser();
 	ops.walks = true;
+	/* a failing batch backs its container off for the worker (backoff.c) */
+	ops.record_backoff = true;
 	PG_TRY();
 	{
 		total = ttl_purge_round(&ops);

@@ -164,6 +164,8 @@ typedef struct PurgeCursor
 	bool		use_walk;		/* direct path: batches take from one walk */
 	TtlWalk    *walk;			/* that walk, */
 	MemoryContext walk_cxt;		/* in the round's memory */
+	bool		clear_backoff;	/* backed off before: a batch that commits
+								 * ends the back-off (backoff.c) */
 } PurgeCursor;
 
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,

@@ -2,7 +2,9 @@
 # the archive (bounded polling); a failing archive insert (a trigger
 # raising disk_full for one row) rolls its batch back, the container's
 # last_error names the container, the archive and the row, its rows all
-# stay, and the other containers go on being purged; the worker killed
+# stay, the container is backed off (ttl.purge_stats.retry_after, doubling,
+# attempts bounded, ended by a batch that commits after the repair) and
+# the other containers go on being purged; the worker killed
 # with SIGKILL in the middle of an archiving batch leaves each row in
 # exactly one place (container or archive, never both, never neither).
 use strict;
@@ -61,8 +63,15 @@ ok( $node->poll_query_until('db1',
 		"SELECT last_error LIKE 'purge of container public.bad into archive public.bad_arch failed: %No space left on device (row 42)%'"
 		  . " FROM ttl.stats WHERE container = 'bad'::regclass", 't'),
 	'the failing container has last_error naming the archive and the row');
+my $bad_log_offset = -s $node->logfile;
 is($node->safe_psql('db1', 'SELECT count(*) FROM bad'), '100',
 	'its batch rolled back: every row still in the container');
+# backed off like any failing container, durably in ttl.purge_stats: the
+# worker retries after 2, 4, 8 naptimes, not at every round
+ok( $node->poll_query_until('db1',
+		"SELECT overruns >= 1 AND retry_after > last_error_at FROM ttl.purge_stats"
+		  . " WHERE relid = 'bad'::regclass", 't'),
+	'the failing container is backed off (ttl.purge_stats.retry_after)');
 is($node->safe_psql('db1', 'SELECT count(*) FROM bad_arch'), '0',
 	'and none in the archive');
 # the others go on: items written now are purged while bad keeps failing
@@ -71,12 +80,28 @@ ok($node->poll_query_until('db1', 'SELECT count(*) FROM good', '0'),
 	'later rounds purge the other containers');
 is($node->safe_psql('db1', 'SELECT count(*) FROM bad'), '100',
 	'the failing container still keeps all its rows');
+ok( $node->poll_query_until('db1',
+		"SELECT overruns >= 3 FROM ttl.purge_stats WHERE relid = 'bad'::regclass", 't'),
+	'each retry that fails doubles the back-off');
+my ($overruns, $backed_off_for) = split /\|/, $node->safe_psql('db1',
+	"SELECT overruns, extract(epoch FROM retry_after - last_error_at)::int"
+	  . " FROM ttl.purge_stats WHERE relid = 'bad'::regclass");
+cmp_ok($backed_off_for, '>=', 7, "the latest back-off is longer ($backed_off_for s)");
+my $bad_log = slurp_file($node->logfile, $bad_log_offset);
+my $attempts = () = $bad_log =~ /ttl purge of "bad" failed/g;
+note "attempts since the first failure: $attempts, overruns $overruns";
+cmp_ok($attempts, '<=', $overruns + 1,
+	'the worker tried the failing container only once per back-off');
 # repaired: the next round archives them
 $node->safe_psql('db1', 'DROP TRIGGER disk_full ON bad_arch');
 ok($node->poll_query_until('db1', 'SELECT count(*) FROM bad', '0'),
 	'once the archive takes the row again the container is purged');
 is($node->safe_psql('db1', 'SELECT count(*) FROM bad_arch'), '100',
 	'into the archive');
+ok( $node->poll_query_until('db1',
+		"SELECT overruns = 0 AND retry_after IS NULL FROM ttl.purge_stats"
+		  . " WHERE relid = 'bad'::regclass", 't'),
+	'a batch that commits ends the back-off');
 
 # SIGKILL in the middle of an archiving batch
 $node->safe_psql('db1', q{
