@@ -30,10 +30,11 @@ typedef struct TtlRoundOps
 	bool		unfinished;		/* out: the round ended with work left */
 	struct HTAB *resume;		/* where unfinished containers stopped */
 	/* the worker's visit bound (visit.h); all three unset for run_purge */
-	bool		backoff;		/* leave backed-off containers out */
+	bool		backoff;		/* leave backed-off containers out; a batch
+								 * that commits ends its container's */
 	bool		record_backoff; /* a failing batch backs its container off
 								 * (worker and run_purge; ttl.purge() is the
-								 * caller's own) and one that commits ends it */
+								 * caller's own) */
 	bool		(*may_start) (void *arg);	/* false: end the round now */
 	uint64		first;			/* passes start at container first % n */
 	void		(*committed) (void *arg, Oid relid,

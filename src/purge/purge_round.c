@@ -388,10 +388,13 @@ ttl_purge_round(TtlRoundOps *ops)
 	{
 		MemoryContextSwitchTo(round_cxt);
 		relids = ttl_list_due_containers(ops->all_owners);
-		if (ops->backoff || ops->record_backoff)
+		/*
+		 * The worker's: run_purge serves backed-off containers anyway and
+		 * leaves ending a back-off to the worker (its caller may not read
+		 * ttl.purge_stats)
+		 */
+		if (ops->backoff)
 			ttl_backoff_load(&backed_off, &overran);
-		if (!ops->backoff)
-			backed_off = NIL;	/* run_purge: the caller's, served anyway */
 		/* the restore guard may hold some of them (guard.c) */
 		ttl_guard_round_begin(&guard);
 		ncursors = list_length(relids);

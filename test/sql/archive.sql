@@ -120,6 +120,9 @@ $$;
 CREATE TRIGGER disk_full BEFORE INSERT ON cold FOR EACH ROW EXECUTE FUNCTION disk_full();
 CALL ttl.run_purge();
 SELECT container, last_error FROM ttl.stats WHERE container = 'hot'::regclass;
+-- a failing batch of run_purge backs the container off for the worker
+SELECT overruns >= 1 AS counted, retry_after > now() AS backed_off
+  FROM ttl.purge_stats WHERE relid = 'hot'::regclass;
 SELECT (SELECT count(*) FROM hot WHERE id >= 20) AS hot, (SELECT count(*) FROM cold WHERE id >= 20) AS cold;
 DROP TRIGGER disk_full ON cold;
 CALL ttl.run_purge();
