@@ -143,7 +143,27 @@ ttl_citus_check_kind(Oid relid)
 		ttl_citus_refuse_replace_off(relid, c.replace_expired);
 		/* legal hold: not on a distributed container (legal_hold.c) */
 		ttl_legal_hold_refuse_distributed(relid);
+		/* archive: the shards' purge knows no archive (archive_admin.c) */
+		ttl_citus_refuse_archive(relid, c.archive);
 	}
+}
+
+/*
+ * A distributed container has no archive (create_distributed_table on a
+ * container with one checks; ttl.set_archive refuses Citus tables itself):
+ * the nodes purge its shards by the policy their stamp triggers carry,
+ * which has no archive, so they would delete without archiving.
+ */
+void
+ttl_citus_refuse_archive(Oid relid, Oid archive)
+{
+	if (OidIsValid(archive) && ttl_citus_kind(relid) == TTL_CITUS_HASH)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container \"%s\" is a Citus distributed table and cannot have an archive",
+						get_rel_name(relid)),
+				 errdetail("Its nodes purge its shards by the policy their stamp triggers carry, which has no archive."),
+				 errhint("Stop archiving first: ttl.set_archive(container, NULL).")));
 }
 
 /*

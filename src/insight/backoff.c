@@ -12,10 +12,16 @@
  *		holds any number of containers and survives a restart.  A backlog
  *		walk of the container that completes within its bound (the last
  *		statement of a visit that reached it) sets overruns back to 0.
+ *		1.8 (issue 31): any failing batch of the worker or of run_purge
+ *		backs its container off the same way (an archive's trigger or
+ *		constraint fails every retry until repaired), and a batch that
+ *		commits sets overruns back to 0; each of the two ends only a
+ *		back-off of its own kind (ttl_backoff_clear).
  *
- * ttl.run_purge() and ttl.purge() neither honour nor count it: they are a
- * caller's own statements, bounded by that caller (README, "Background
- * purge").  It lives beside stats.c, which owns ttl.purge_stats, below
+ * ttl.run_purge() and ttl.purge() do not honour it: they are a caller's
+ * own statements, bounded by that caller (README, "Background purge");
+ * a failing batch of ttl.run_purge() counts (purge_round.c), so the
+ * worker leaves that container out too.  It lives beside stats.c, which owns ttl.purge_stats, below
  * both the purge (purge_round.c) and the scheduler (worker.c) that use it.
  * A database whose extension is still at 1.6 has no such
  * columns: overruns are recorded as last_error only, without back-off.
@@ -132,19 +138,29 @@ ttl_backoff_record(Oid relid, const char *message)
 		5, argtypes, values, NULL, &plan);
 }
 
-/* relid was served within its bounds: no more back-off. */
+/*
+ * relid was served within its bounds: no more back-off.  walk: a backlog
+ * walk completed, which ends a back-off a walk caused (its last_error
+ * names the backlog walk); else a purge batch committed, which ends one a
+ * batch caused (an overrun, a failing archive).  Each ends only its own,
+ * so a container whose batches fail keeps doubling its back-off while its
+ * walks complete, and the other way round.
+ */
 void
-ttl_backoff_clear(Oid relid)
+ttl_backoff_clear(Oid relid, bool walk)
 {
-	Oid			argtypes[1] = {OIDOID};
-	Datum		values[1];
+	Oid			argtypes[2] = {OIDOID, BOOLOID};
+	Datum		values[2];
 	static SPIPlanPtr plan = NULL;
 
 	if (!ttl_backoff_available())
 		return;
 	values[0] = ObjectIdGetDatum(relid);
+	values[1] = BoolGetDatum(walk);
 	ttl_registry_execute("UPDATE ttl.purge_stats SET overruns = 0, retry_after = NULL"
 						 " WHERE relid OPERATOR(pg_catalog.=) $1"
-						 " AND overruns OPERATOR(pg_catalog.>) 0",
-						 1, argtypes, values, NULL, &plan);
+						 " AND overruns OPERATOR(pg_catalog.>) 0"
+						 " AND (last_error IS NOT NULL AND pg_catalog.strpos(last_error,"
+						 "  'backlog walk') OPERATOR(pg_catalog.>) 0) OPERATOR(pg_catalog.=) $2",
+						 2, argtypes, values, NULL, &plan);
 }

@@ -25,6 +25,6 @@ extern bool ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldes
 extern bool ttl_backoff_available(void);
 extern void ttl_backoff_load(List **backed_off, List **overran);
 extern void ttl_backoff_record(Oid relid, const char *message);
-extern void ttl_backoff_clear(Oid relid);
+extern void ttl_backoff_clear(Oid relid, bool walk);
 
 #endif							/* TTL_STATS_H */

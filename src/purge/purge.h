@@ -31,7 +31,10 @@ typedef struct TtlRoundOps
 	struct HTAB *resume;		/* where unfinished containers stopped */
 	/* the worker's visit bound (visit.h); all three unset for run_purge */
 	bool		backoff;		/* leave backed-off containers out; a batch
-								 * that times out backs its container off */
+								 * that commits ends its container's */
+	bool		record_backoff; /* a failing batch backs its container off
+								 * (worker and run_purge; ttl.purge() is the
+								 * caller's own) */
 	bool		(*may_start) (void *arg);	/* false: end the round now */
 	uint64		first;			/* passes start at container first % n */
 	void		(*committed) (void *arg, Oid relid,

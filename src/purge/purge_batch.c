@@ -57,6 +57,7 @@
 #include "document/deadline.h"
 #include "document/purge_key.h"
 #include "insight/stats.h"
+#include "purge/archive.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
@@ -139,6 +140,17 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 	if (policy->default_is_null)
 	{
 		cur->done = true;	/* TTL off: nothing expires */
+		return false;
+	}
+	/*
+	 * archive: its fit checked again before each batch; an archive locked
+	 * by DDL is busy like the container (archive.c)
+	 */
+	if (OidIsValid(policy->archive) &&
+		!ttl_archive_check_fit(cur->relid, policy->archive, true))
+	{
+		cur->busy = true;
+		cur->done = true;
 		return false;
 	}
 	return true;
@@ -238,7 +250,9 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	/* legal hold: the holds and the floor, read under the batch's lock */
 	ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
 	plan_batch(cur, &policy, limit, &plan);
-	obstacle = ttl_purge_direct(&plan, &batch);
+	/* archive: its INSERT joins the statement deleter's DELETE (purge_rows.c) */
+	obstacle = OidIsValid(policy.archive) ? "the container has an archive" :
+		ttl_purge_direct(&plan, &batch);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,

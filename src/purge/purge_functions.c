@@ -78,7 +78,7 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
 														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
 														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL,
-														 false)));
+														 false, relid, InvalidOid /* archive: without its INSERT */ )));
 }
 
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */
@@ -245,6 +245,8 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	ops.arg = &round;
 	ops.all_owners = superuser();
 	ops.walks = true;
+	/* a failing batch backs its container off for the worker (backoff.c) */
+	ops.record_backoff = true;
 	PG_TRY();
 	{
 		total = ttl_purge_round(&ops);

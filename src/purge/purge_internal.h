@@ -123,6 +123,8 @@ extern bool ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, Direct
 extern char *ttl_purge_recheck_sql(const char *doc, const char *deadline, int default_param,
 								   int now_param);
 extern char *ttl_purge_delete_sql(const char *from, const char *where, const char *returning);
+extern char *ttl_purge_archived_delete_sql(Oid container, Oid archive, const char *from,
+										   const char *where);
 
 /*
  * A row source of the direct path: the row versions of the batch's leaves
@@ -164,6 +166,8 @@ typedef struct PurgeCursor
 	bool		use_walk;		/* direct path: batches take from one walk */
 	TtlWalk    *walk;			/* that walk, */
 	MemoryContext walk_cxt;		/* in the round's memory */
+	bool		clear_backoff;	/* backed off before: a batch that commits
+								 * ends the back-off (backoff.c) */
 } PurgeCursor;
 
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
@@ -174,7 +178,7 @@ extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 /* purge_statement.c: the statement path of a batch */
 extern char *ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind,
 								 bool partitioned, bool keyed, const char *deadline,
-								 bool holds);
+								 bool holds, Oid container, Oid archive);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
 								TtlDirectBatch *out);

@@ -58,6 +58,7 @@
 #include "base/settings.h"
 #include "base/subxact.h"
 #include "document/deadline.h"
+#include "purge/archive.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
@@ -84,9 +85,9 @@ typedef struct ReplaceStep
  * Where later work plugs in (SPEC, "After 1.6"; src/purge/README.md): a
  * legal hold refuses the replacement of a held item with 55000 before this
  * runs (delete_item, ttl_purge_hold_refuse_replace: nothing to filter
- * here, a held item is never reached), and a container with
- * an archive wraps the DELETE in ttl_purge_delete_sql as WITH d AS (DELETE
- * ... RETURNING t.*) INSERT INTO archive ...
+ * here, a held item is never reached), and a container with an archive
+ * runs WITH d AS (DELETE ... RETURNING t.*), a AS (INSERT INTO archive
+ * ...) (ttl_purge_archived_delete_sql).
  */
 static char *
 replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
@@ -97,16 +98,25 @@ replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
 	/* the whole rule and the delete, as every purge deleter (purge_rows.c) */
 	char	   *recheck = ttl_purge_recheck_sql(doc, TTL_HAS_DEADLINE(policy) ?
 											  policy->deadline_property : NULL, 2, 3);
+	const char *from;
+	const char *where;
 
 	if (partitioned)
-		return ttl_purge_delete_sql(psprintf("%s t", table),
-									psprintf("t.tableoid OPERATOR(pg_catalog.=) $4"
-											 " AND t.ctid OPERATOR(pg_catalog.=) $1 AND %s",
-											 recheck),
-									NULL);
-	return ttl_purge_delete_sql(psprintf("ONLY %s t", table),
-								psprintf("t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck),
-								NULL);
+	{
+		from = psprintf("%s t", table);
+		where = psprintf("t.tableoid OPERATOR(pg_catalog.=) $4"
+						 " AND t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck);
+	}
+	else
+	{
+		from = psprintf("ONLY %s t", table);
+		where = psprintf("t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck);
+	}
+	/* archive: the deleted row goes to the archive in this statement */
+	if (OidIsValid(policy->archive))
+		return psprintf("WITH %s SELECT 1 FROM d",
+						ttl_purge_archived_delete_sql(container, policy->archive, from, where));
+	return ttl_purge_delete_sql(from, where, NULL);
 }
 
 /* The count for ttl.stats (see the file header), as the extension's owner. */
@@ -130,6 +140,7 @@ delete_item(void *arg)
 	Oid			argtypes[4] = {TIDOID, INT4OID, INT8OID, OIDOID};
 	Datum		values[4];
 	int			rc;
+	char	   *sql;
 
 	values[0] = PointerGetDatum(&step->tid);
 	values[1] = Int32GetDatum(step->policy->default_ttl);
@@ -140,8 +151,18 @@ delete_item(void *arg)
 								  NameStr(step->policy->doc_column));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute_with_args(replace_statement(step->container, step->policy, partitioned),
-							   partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
+	sql = replace_statement(step->container, step->policy, partitioned);
+	if (OidIsValid(step->policy->archive))
+	{
+		/* archive: checked again, its errors name it (archive.c) */
+		(void) ttl_archive_check_fit(step->container, step->policy->archive, false);
+		rc = ttl_archive_execute(step->container, step->policy->archive, sql,
+								 partitioned ? 4 : 3, argtypes, values, NULL, 0);
+		if (rc == SPI_OK_SELECT)
+			rc = SPI_OK_DELETE;	/* one row out per row deleted */
+	}
+	else
+		rc = SPI_execute_with_args(sql, partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_DELETE)
 		elog(ERROR, "ttl replacement delete failed: %s", SPI_result_code_string(rc));
 	step->deleted = SPI_processed > 0;

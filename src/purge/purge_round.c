@@ -4,10 +4,12 @@
  *		worker and the ttl.run_purge() procedure: one batch per container in
  *		turn, each in a subtransaction bounded by ttl.batch_timeout
  *		(visit.c), within the cost budget, resuming where a bounded round
- *		stopped.  For the worker (TtlRoundOps.backoff) each batch is
- *		announced in its in-flight record first, containers backed off
- *		(backoff.c) are left out, a batch that runs out of its bound backs
- *		its container off, no batch starts that could outlast the visit,
+ *		stopped.  A failing batch of the worker or of run_purge
+ *		(TtlRoundOps.record_backoff) backs its container off (backoff.c)
+ *		and one that commits ends that.  For the worker
+ *		(TtlRoundOps.backoff) each batch is announced in its in-flight
+ *		record first, containers backed off are left out, no batch starts
+ *		that could outlast the visit,
  *		and where each container resumes is handed to the worker after
  *		each batch commits.
  *
@@ -244,6 +246,16 @@ owner_batch(void *arg)
 	ttl_restore_user(&ctx);
 	if (deleted > 0)
 		ttl_record_purge(cur->relid, deleted, NULL);
+	/*
+	 * Served again (an archive repaired, say): no more back-off.  Not by a
+	 * batch of a kind with nothing due while another kind fails: only
+	 * once rows were deleted or every kind is done.
+	 */
+	if (cur->clear_backoff && (deleted > 0 || (cur->done && !cur->busy)))
+	{
+		ttl_backoff_clear(cur->relid, false);
+		cur->clear_backoff = false;
+	}
 }
 
 typedef struct FailedBatch
@@ -268,8 +280,10 @@ record_failure(void *arg)
  * One batch of one container in a subtransaction, as its owner, announced
  * in the worker's in-flight record.  A failure is logged and recorded for
  * that container and ends its round; it never escapes (a failure to
- * record it is only logged).  With backoff (the worker), a batch that ran
- * out of ttl.batch_timeout also backs its container off.
+ * record it is only logged).  With backoff (the worker and run_purge), a
+ * failing batch also backs its container off, whatever failed: one that
+ * ran out of ttl.batch_timeout, or an archive's constraint or trigger, a
+ * full disk (issue 31), which would fail again at once.
  */
 static void
 round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)
@@ -305,12 +319,12 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)
 						   ttl_batch_timeout);
 	ereport(WARNING,
 			(errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", message),
-			 (backoff && timed_out) ?
+			 backoff ?
 			 errdetail("The container is backed off: later rounds leave it out for a while (ttl.purge_stats.retry_after).") :
 			 errdetail("The container is skipped until the next round.")));
 	failed.relid = cur->relid;
 	failed.message = message;
-	failed.overran = backoff && timed_out;
+	failed.overran = backoff;
 	record_error = ttl_subxact_run(record_failure, &failed, round_cxt, true);
 	if (record_error != NULL)
 		ereport(LOG,
@@ -374,6 +388,11 @@ ttl_purge_round(TtlRoundOps *ops)
 	{
 		MemoryContextSwitchTo(round_cxt);
 		relids = ttl_list_due_containers(ops->all_owners);
+		/*
+		 * The worker's: run_purge serves backed-off containers anyway and
+		 * leaves ending a back-off to the worker (its caller may not read
+		 * ttl.purge_stats)
+		 */
 		if (ops->backoff)
 			ttl_backoff_load(&backed_off, &overran);
 		/* the restore guard may hold some of them (guard.c) */
@@ -388,6 +407,7 @@ ttl_purge_round(TtlRoundOps *ops)
 			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
 							ops->walks);
 			resume_cursor(ops->resume, &cursors[i]);
+			cursors[i].clear_backoff = list_member_oid(overran, relid);
 			if (list_member_oid(backed_off, relid))
 			{
 				/* not even estimated: the guard's check waits for it */
@@ -446,7 +466,7 @@ ttl_purge_round(TtlRoundOps *ops)
 					report_committed(ops, last);
 				if (ops->report)
 					ops->report(ops->arg, activity_text(cur));
-				round_batch(cur, round_cxt, ops->backoff);
+				round_batch(cur, round_cxt, ops->record_backoff);
 				last = cur;
 				total += cur->deleted - before;
 				if (!cur->done)

@@ -23,6 +23,7 @@
 
 #include "document/deadline.h"
 #include "document/expiry.h"
+#include "purge/archive.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -111,4 +112,21 @@ ttl_purge_delete_sql(const char *from, const char *where, const char *returning)
 {
 	return psprintf("DELETE FROM %s WHERE %s%s%s", from, where,
 					returning ? " RETURNING " : "", returning ? returning : "");
+}
+
+/*
+ * The archived delete (issue 31): "d AS (DELETE ... RETURNING t.*), a AS
+ * (INSERT INTO archive (cols) SELECT cols FROM d)", the WITH items that
+ * replace the delete's own in a statement deleter, so each deleted row
+ * goes through the executor into the archive in the statement of its
+ * delete (archive.c).  A data-modifying WITH item must be at the top
+ * level, so the caller writes "WITH <this> SELECT ... FROM d".
+ */
+char *
+ttl_purge_archived_delete_sql(Oid container, Oid archive, const char *from,
+							  const char *where)
+{
+	return psprintf("d AS (%s), a AS (%s)",
+					ttl_purge_delete_sql(from, where, "t.*"),
+					ttl_archive_insert_sql(container, archive, "d"));
 }

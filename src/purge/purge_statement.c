@@ -25,6 +25,7 @@
 #include "document/deadline.h"
 #include "document/due_range.h"
 #include "document/purge_key.h"
+#include "purge/archive.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -42,8 +43,10 @@
  */
 char *
 ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool partitioned,
-					bool keyed, const char *deadline, bool holds)
+					bool keyed, const char *deadline, bool holds, Oid container, Oid archive)
 {
+	const char *from;
+	const char *where;
 	const char *key;
 	const char *filter;
 	const char *delete;
@@ -82,21 +85,28 @@ ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool pa
 	}
 	/* the statement deleter (purge_rows.c) */
 	if (partitioned)
-		delete = ttl_purge_delete_sql(psprintf("%s t USING c", table),
-									  psprintf("t.tableoid OPERATOR(pg_catalog.=) c.toid"
-											   " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
-											   " AND %s", recheck),
-									  "1");
+	{
+		from = psprintf("%s t USING c", table);
+		where = psprintf("t.tableoid OPERATOR(pg_catalog.=) c.toid"
+						 " AND t.ctid OPERATOR(pg_catalog.=) c.tid"
+						 " AND %s", recheck);
+	}
 	else
-		delete = ttl_purge_delete_sql(psprintf("%s t", table),
-									  psprintf("t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
-											   " AND %s", recheck),
-									  "1");
+	{
+		from = psprintf("%s t", table);
+		where = psprintf("t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
+						 " AND %s", recheck);
+	}
+	/* archive: the deleted rows go to the archive in this statement */
+	if (OidIsValid(archive))
+		delete = ttl_purge_archived_delete_sql(container, archive, from, where);
+	else
+		delete = psprintf("d AS (%s)", ttl_purge_delete_sql(from, where, "1"));
 	return psprintf("WITH c AS MATERIALIZED ("
 					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
 					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
 					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
-					" d AS (%s)"
+					" %s"
 					" SELECT (SELECT pg_catalog.count(*) FROM c),"
 					" (SELECT pg_catalog.count(*) FROM d),"
 					" (SELECT pg_catalog.max(k) FROM c)",
@@ -152,7 +162,7 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(plan->relid)),
 									   relname);
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, partitioned, keyed,
-							  plan->deadline, holds);
+							  plan->deadline, holds, plan->relid, plan->policy->archive);
 	ttl_due_range_from(&range, plan->lower_key);
 	/* legal hold: start past the held rows at the bottom (purge_hold.c) */
 	ttl_due_range_from(&range, ttl_purge_hold_floor(plan->kind));
@@ -165,8 +175,11 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 		values[5] = ttl_purge_hold_matches();
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
-	if (SPI_execute_with_args(sql, holds ? 6 : 5, argtypes, values, limit < 0 ? "  n  " : NULL,
-							  false, 0) != SPI_OK_SELECT)
+	if ((OidIsValid(plan->policy->archive) ?	/* its errors name the archive (archive.c) */
+		 ttl_archive_execute(plan->relid, plan->policy->archive, sql, holds ? 6 : 5, argtypes,
+							 values, limit < 0 ? "  n  " : NULL, 0) :
+		 SPI_execute_with_args(sql, holds ? 6 : 5, argtypes, values,
+							   limit < 0 ? "  n  " : NULL, false, 0)) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
 	out->found = spi_int64(0, 1, &isnull);

@@ -177,6 +177,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->home_system = 0;
 	out->home_database = InvalidOid;
 	out->hold_fraction = 0;
+	out->archive = InvalidOid;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -209,6 +210,9 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "hold_fraction") == 0)
 			out->hold_fraction = DatumGetFloat4(values[i]);
+		/* 1.8: ttl.set_archive (archive.c) */
+		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "archive") == 0)
+			out->archive = DatumGetObjectId(values[i]);
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)

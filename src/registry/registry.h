@@ -34,6 +34,8 @@ typedef struct TtlContainer
 	int64		home_system;
 	Oid			home_database;
 	float4		hold_fraction;
+	/* 1.8, issue 31: purged rows go to this table first, or InvalidOid */
+	Oid			archive;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')

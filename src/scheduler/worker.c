@@ -268,7 +268,7 @@ compute_backlog(LeftBacklog *left)
 		if (!walk_bounded(&w))
 			continue;
 		if (list_member_oid(overran, w.relid))
-			ttl_backoff_clear(w.relid);
+			ttl_backoff_clear(w.relid, true);
 		if (!w.known || w.due == 0)
 			continue;
 		left->due_rows += w.due;
@@ -377,6 +377,7 @@ worker_round(LeftBacklog *left)
 		ops.max_round_ms = ttl_naptime * 1000;
 		ops.resume = resume_points;
 		ops.backoff = true;
+		ops.record_backoff = true;
 		ops.may_start = worker_may_start;
 		ops.committed = worker_committed;
 		ops.first = (uint64) ttl_db_visits(MyDatabaseId);

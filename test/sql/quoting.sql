@@ -215,6 +215,33 @@ SELECT k, ttl.set_replace_expired(c, false) FROM quoting_help.c ORDER BY k;
 SELECT k, c.replace_expired FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
 SELECT k, ttl.set_replace_expired(c, true) FROM quoting_help.c ORDER BY k;
 
+-- archives (1.8): each container archives into a table of its own schema
+-- whose name needs quoting too; a purge in the far future moves its rows
+-- there (the INSERT names the archive and its columns quoted once), rolled
+-- back; then archiving stops
+DO $$
+DECLARE
+    n record;
+BEGIN
+    FOR n IN SELECT * FROM quoting_help.names ORDER BY k LOOP
+        EXECUTE format('CREATE TABLE %I.%I (id int, doc jsonb NOT NULL)', n.nsp, 'Arch "' || n.k || '".a');
+    END LOOP;
+END $$;
+SELECT k, ttl.set_archive(c, format('%I.%I', n.nsp, 'Arch "' || n.k || '".a')::regclass)
+  FROM quoting_help.c JOIN quoting_help.names n USING (k) ORDER BY k;
+SELECT k, c.archive FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
+BEGIN;
+RESET ROLE;
+SET LOCAL ttl.now_override = '2100-01-01 00:00:00+00';
+SET ROLE :"owner";
+SELECT k, ttl.purge(c) AS purged, quoting_help.live_count(c.archive) AS archived
+  FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
+ROLLBACK;
+SET ROLE :"owner";
+SELECT k, ttl.set_archive(c, NULL) FROM quoting_help.c ORDER BY k;
+SELECT count(*) AS archived FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c
+ WHERE c.archive IS NOT NULL;
+
 -- every purge index mode, in both forms of ttl.set_append_only
 SELECT k, ttl.set_append_only(c, true) FROM quoting_help.c ORDER BY k;
 SELECT k, quoting_help.ttl_indexes(c) FROM quoting_help.c ORDER BY k;

@@ -30,10 +30,14 @@ $node->safe_psql('src', q{
     SELECT ttl.enable('app.log', 120);
     SELECT ttl.set_append_only('app.log', true, 'none');
     INSERT INTO app.log SELECT g, jsonb_build_object('n', g) FROM generate_series(1, 5) g;
+    -- 1.8: an archive, kept in the registry as a regclass (by name in the dump)
+    CREATE SCHEMA "Arch";
+    CREATE TABLE "Arch"."Log Archive" (id int, doc jsonb NOT NULL, archived_at timestamptz DEFAULT now());
+    SELECT ttl.set_archive('app.log', '"Arch"."Log Archive"');
     GRANT SELECT ON app.sessions_live TO PUBLIC;
 });
 
-my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused, append_only, purge_index
+my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused, append_only, purge_index, archive
                      FROM ttl.containers ORDER BY container::text};
 my $docs = q{SELECT string_agg(id || '=' || doc::text, ' ' ORDER BY id) FROM app.sessions};
 my $before_containers = $node->safe_psql('src', $containers);
@@ -93,6 +97,12 @@ is($node->safe_psql('dst', q{
     SELECT ttl.purge('app.log');
     SELECT count(*) FROM app.log}), "5\n0",
     'and on the restored index-free container');
+is($node->safe_psql('dst', q{
+    SELECT r.archive = '"Arch"."Log Archive"'::regclass, count(a.*) FROM ttl.registry r
+      JOIN pg_class t ON t.oid = r.archive
+      LEFT JOIN "Arch"."Log Archive" a ON true
+     WHERE r.relid = 'app.log'::regclass GROUP BY 1}), 't|5',
+    'the restored archive is the restored table, and the purge moved the rows there');
 $node->safe_psql('dst', q{SELECT ttl.pause('public.cache')});
 is($node->safe_psql('dst', q{
     SET ttl.now_override = '2026-01-01 05:00:00+00';

@@ -441,6 +441,10 @@ my %calls = (
 	'ttl.set_replace_expired(regclass,boolean)' =>
 	  { calls => sub { (sel('ttl.set_replace_expired', reg(fresh('container')), 'false'),
 						sel('ttl.set_replace_expired', reg(fresh('container')), 'true')) } },
+	# archives (1.8): a fresh table of the same shape, then none
+	'ttl.set_archive(regclass,regclass)' =>
+	  { calls => sub { (sel('ttl.set_archive', reg(fresh('container')), reg(fresh('table'))),
+						sel('ttl.set_archive', reg(fresh('container')), 'NULL')) } },
 	'ttl.set_append_only(regclass,boolean)' =>
 	  { calls => sub { sel('ttl.set_append_only', reg(fresh('deadline')), 'true') } },
 	'ttl.set_append_only(regclass,boolean,text)' =>
