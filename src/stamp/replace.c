@@ -106,6 +106,9 @@ typedef struct ReplaceIndex
 	IndexInfo  *info;			/* with the equality operators of its keys */
 	ExprState  *predicate;		/* a partial index's, or NULL */
 	bool		equalimage;		/* equal keys have equal images (the filter) */
+	int			nkeys;			/* its key columns, as the filter hashes them */
+	bool		keybyval[INDEX_MAX_KEYS];
+	int16		keylen[INDEX_MAX_KEYS];
 } ReplaceIndex;
 
 /*
@@ -399,6 +402,25 @@ free_retired(void)
 }
 
 /* The unique btree indexes of rel, with what the probe needs. */
+/*
+ * How the filter hashes the index's key columns (their images), kept so
+ * that a row the filter clears does not open the index at all.
+ */
+static void
+load_key_images(ReplaceIndex *u, Relation index)
+{
+	int			i;
+
+	u->nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	for (i = 0; i < u->nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), i);
+
+		u->keybyval[i] = att->attbyval;
+		u->keylen[i] = att->attlen;
+	}
+}
+
 static void
 load_indexes(LeafInfo *leaf, Relation rel, AttrNumber doc_attnum)
 {
@@ -421,6 +443,7 @@ load_indexes(LeafInfo *leaf, Relation rel, AttrNumber doc_attnum)
 			if (u->info->ii_Predicate != NIL)
 				u->predicate = ExecPrepareQual(u->info->ii_Predicate, leaf->estate);
 			u->equalimage = _bt_allequalimage(index, false);
+			load_key_images(u, index);
 			leaf->nindexes++;
 		}
 		else if (ttl_purge_index_kind(index, doc_attnum) == TTL_INDEX_KEY)
@@ -664,6 +687,16 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
  * look is: a due item another transaction commits later in the statement
  * is not in it.  A statement that replaces an item under a policy changed
  * meanwhile drops the list (replace_holder).
+ *
+ * KNOWN GAP (not fixed): a row can be due the moment it is written, by
+ * another transaction, after the look: its deadline is past (rule 9: the
+ * shortcut, which deadline containers use, then stops probing), or its
+ * writer's statement began more than its lifetime ago (_ts is the
+ * statement's timestamp: a long INSERT ... SELECT, a CALL that commits in
+ * a loop).  Such a row is neither in the list nor seen by the shortcut, so
+ * the statement meets it as a conflict (23505, or ON CONFLICT) where a
+ * probe would replace it.  The due floor has no such gap (it is lowered
+ * before the row is inserted and read at every row).
  */
 /* The two key ranges of the due items in the purge index now. */
 static int
@@ -721,36 +754,34 @@ count_due(TtlReplaceState *state, Relation rel, Relation index, int64 cap)
 	return n;
 }
 
-static int
-cmp_hash(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a;
-	uint32		y = *(const uint32 *) b;
+/*
+ * sort_hashes(): the filter's hashes sorted with the comparison inlined
+ * (pg_qsort's call per comparison was a sixth of the filter's making).
+ */
+#define ST_SORT sort_hashes
+#define ST_ELEMENT_TYPE uint32
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : *(a) > *(b) ? 1 : 0)
+#define ST_SCOPE static
+#define ST_DECLARE
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/* The hash of a key (values, isnull) of index, from the images of its columns. */
+/* The hash of a key (values, isnull) of index u, from the images of its columns. */
 static uint32
-key_hash(Relation index, Datum *values, bool *isnull)
+key_hash(const ReplaceIndex *u, Datum *values, bool *isnull)
 {
-	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	uint32		h = 0;
 	int			i;
 
-	for (i = 0; i < nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), i);
-
+	for (i = 0; i < u->nkeys; i++)
 		h = hash_combine(h, isnull[i] ? 0x9e3779b9 :
-						 datum_image_hash(values[i], att->attbyval, att->attlen));
-	}
+						 datum_image_hash(values[i], u->keybyval[i], u->keylen[i]));
 	return h;
 }
 
 /* Add the keys of the holder slot's row to the filters. */
 static void
-filter_add_row(TtlReplaceState *state, Relation *indexes)
+filter_add_row(TtlReplaceState *state)
 {
 	LeafInfo   *leaf = state->leaf;
 	ExprContext *econtext = GetPerTupleExprContext(leaf->estate);
@@ -772,7 +803,7 @@ filter_add_row(TtlReplaceState *state, Relation *indexes)
 			f->size *= 2;
 			f->hashes = repalloc(f->hashes, sizeof(uint32) * f->size);
 		}
-		f->hashes[f->n++] = key_hash(indexes[i], values, isnull);
+		f->hashes[f->n++] = key_hash(u, values, isnull);
 	}
 	ResetExprContext(econtext);
 }
@@ -786,7 +817,6 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 {
 	LeafInfo   *leaf = state->leaf;
 	Relation	purge;
-	Relation   *indexes;
 	int64		due;
 	int64		lo[2], hi[2];
 	int			nranges;
@@ -810,7 +840,6 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 	}
 	old = MemoryContextSwitchTo(mcxt);
 	state->filters = palloc0(sizeof(DueFilter) * leaf->nindexes);
-	indexes = palloc(sizeof(Relation) * leaf->nindexes);
 	for (i = 0; i < leaf->nindexes; i++)
 	{
 		DueFilter  *f = &state->filters[i];
@@ -818,7 +847,6 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 		f->usable = leaf->indexes[i].equalimage;
 		f->size = Max(due, 16);
 		f->hashes = palloc(sizeof(uint32) * f->size);
-		indexes[i] = index_open(leaf->indexes[i].indexoid, NoLock);
 	}
 	MemoryContextSwitchTo(old);
 	InitDirtySnapshot(dirty);
@@ -830,7 +858,7 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
 		{
 			old = MemoryContextSwitchTo(mcxt);
-			filter_add_row(state, indexes);
+			filter_add_row(state);
 			MemoryContextSwitchTo(old);
 		}
 		ExecClearTuple(state->holder_slot);
@@ -840,11 +868,9 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 	{
 		DueFilter  *f = &state->filters[i];
 
-		index_close(indexes[i], NoLock);
 		if (f->usable)
-			qsort(f->hashes, f->n, sizeof(uint32), cmp_hash);
+			sort_hashes(f->hashes, f->n);
 	}
-	pfree(indexes);
 	index_close(purge, AccessShareLock);
 	state->filter_default = state->policy.default_ttl;
 	return true;
@@ -852,16 +878,28 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 
 /* Whether the key may be held by a due item (true: probe it). */
 static bool
-filter_may_hold(TtlReplaceState *state, int i, Relation index, Datum *values, bool *isnull)
+filter_may_hold(TtlReplaceState *state, int i, Datum *values, bool *isnull)
 {
 	DueFilter  *f;
 	uint32		h;
+	int			lo = 0,
+				hi;
 
 	if (state->filters == NULL || !state->filters[i].usable)
 		return true;
 	f = &state->filters[i];
-	h = key_hash(index, values, isnull);
-	return bsearch(&h, f->hashes, f->n, sizeof(uint32), cmp_hash) != NULL;
+	h = key_hash(&state->leaf->indexes[i], values, isnull);
+	hi = f->n;
+	while (lo < hi)				/* the first hash >= h */
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (f->hashes[mid] < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->n && f->hashes[lo] == h;
 }
 
 /* ---- one row ---- */
@@ -1104,10 +1142,11 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 
 		if (u->predicate != NULL && !ExecQual(u->predicate, econtext))
 			continue;			/* not in this partial index */
-		index = index_open(u->indexoid, NoLock);
 		FormIndexDatum(u->info, state->new_slot, state->leaf->estate, values, isnull);
-		if (filter_may_hold(state, i, index, values, isnull))
-			probe_index(state, rel, index, u, values, isnull, self);
+		if (!filter_may_hold(state, i, values, isnull))
+			continue;			/* no due item holds that key: nothing to probe */
+		index = index_open(u->indexoid, NoLock);
+		probe_index(state, rel, index, u, values, isnull, self);
 		index_close(index, NoLock);
 	}
 	ExecClearTuple(state->new_slot);
