@@ -86,45 +86,8 @@ $$;
 CREATE EVENT TRIGGER ttl_index_ddl_start ON ddl_command_start
     WHEN TAG IN ('ALTER INDEX') EXECUTE FUNCTION ttl._ddl_start();
 
--- dropped objects: also the record of a dropped index, or of a dropped
--- container's indexes (an index is matched by its schema and name: its
--- table's row is gone from pg_index by now)
-CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    DELETE FROM ttl.registry r
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.purge_stats s
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND s.relid OPERATOR(pg_catalog.=) d.objid;
-    UPDATE ttl.registry r SET live_view = NULL
-      FROM pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND r.live_view::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.indexes x
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND x.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.indexes x
-     USING pg_catalog.pg_event_trigger_dropped_objects() d, pg_catalog.pg_class t, pg_catalog.pg_namespace n
-     WHERE d.object_type OPERATOR(pg_catalog.=) 'index'
-       AND t.oid OPERATOR(pg_catalog.=) x.relid::pg_catalog.oid
-       AND n.oid OPERATOR(pg_catalog.=) t.relnamespace
-       AND n.nspname OPERATOR(pg_catalog.=) d.schema_name
-       AND x.index_name OPERATOR(pg_catalog.=) d.object_name;
-END
-$$;
-REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
+-- dropped objects forget their indexes' records too: ttl._on_sql_drop, one
+-- function for all of 1.8's records, is replaced at the end of this script.
 
 -- The functions that make, replace or drop ttl's indexes keep the record:
 -- ttl.enable, ttl.set_append_only and ttl.set_deadline_property record the
@@ -607,14 +570,47 @@ COMMENT ON VIEW ttl.legal_holds IS
     'legal holds; match and held_expired are NULL for readers who may not read the table or to whom row-level security applies';
 GRANT SELECT ON ttl.legal_holds TO PUBLIC;
 
--- A dropped table takes its holds and floors with it (a later table that
--- gets the same OID must not inherit them).
-CREATE FUNCTION ttl._legal_hold_on_drop() RETURNS event_trigger
+-- ---------------------------------------------------------------------------
+-- dropped objects (issues 28 and 32): one sql_drop function for every
+-- record 1.8 keeps.  Besides the registry, stats and live views as before:
+-- the record of a dropped index, or of a dropped container's indexes (an
+-- index is matched by its schema and name: its table's row is gone from
+-- pg_index by now); and a dropped table's legal holds and hold floors (a
+-- later table that gets the same OID must not inherit them).
+-- ---------------------------------------------------------------------------
+CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    DELETE FROM ttl.registry r
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.purge_stats s
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND s.relid OPERATOR(pg_catalog.=) d.objid;
+    UPDATE ttl.registry r SET live_view = NULL
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.live_view::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND x.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d, pg_catalog.pg_class t, pg_catalog.pg_namespace n
+     WHERE d.object_type OPERATOR(pg_catalog.=) 'index'
+       AND t.oid OPERATOR(pg_catalog.=) x.relid::pg_catalog.oid
+       AND n.oid OPERATOR(pg_catalog.=) t.relnamespace
+       AND n.nspname OPERATOR(pg_catalog.=) d.schema_name
+       AND x.index_name OPERATOR(pg_catalog.=) d.object_name;
     DELETE FROM ttl.legal_hold h
      USING pg_catalog.pg_event_trigger_dropped_objects() d
      WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
@@ -627,5 +623,4 @@ BEGIN
        AND f.container OPERATOR(pg_catalog.=) d.objid;
 END
 $$;
-REVOKE ALL ON FUNCTION ttl._legal_hold_on_drop() FROM PUBLIC;
-CREATE EVENT TRIGGER ttl_legal_hold_drop ON sql_drop EXECUTE FUNCTION ttl._legal_hold_on_drop();
+REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;

@@ -18,7 +18,6 @@ INSERT INTO internal_class VALUES
     ('ttl._follow_table(regclass)', false, 'the 1.0 -> 1.1 upgrade script (ALTER EXTENSION, superuser)'),
     ('ttl._citus_sync_policy(regclass)', false, 'no SQL caller'),
     ('ttl._on_sql_drop()', false, 'event trigger (SECURITY DEFINER)'),
-    ('ttl._legal_hold_on_drop()', false, 'event trigger (SECURITY DEFINER)'),
     ('ttl._ddl_start()', false, 'event trigger'),
     ('ttl._ddl_end()', false, 'event trigger'),
     ('ttl._databases()', false, 'the view ttl.databases, granted to pg_read_all_stats'),

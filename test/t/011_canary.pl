@@ -531,7 +531,6 @@ my %calls = (
 	'ttl._ddl_start()' => { statements => sub { on_fresh_pairs(\@alter_table) }, same_as => 'ttl._ddl_end()' },
 	'ttl._ddl_end()' => { statements => sub { on_fresh_pairs(\@alter_table) } },
 	'ttl._on_sql_drop()' => { statements => sub { on_fresh_pairs(\@drop_table) } },
-	'ttl._legal_hold_on_drop()' => { statements => sub { on_fresh_pairs(\@drop_table) } },
 );
 
 # ---------------------------------------------------------------------------
