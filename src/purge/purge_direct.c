@@ -82,6 +82,7 @@
 #include "document/due_range.h"
 #include "document/expiry.h"
 #include "document/purge_key.h"
+#include "purge/archive.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -246,6 +247,7 @@ begin_run(DirectRun *run, int32 default_ttl, const char *deadline, int64 now_sec
 	run->deadline = deadline;
 	run->now_seconds = now_seconds;
 	run->out = out;
+	run->archive = NULL;
 }
 
 static void
@@ -310,6 +312,9 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	}
 	plan->deleter = TTL_DELETER_DIRECT;
 	begin_run(&run, plan->policy->default_ttl, plan->deadline, plan->now_seconds, out);
+	/* archive (issue 31): the deleted rows' copies, inserted with the batch */
+	if (OidIsValid(plan->policy->archive))
+		run.archive = ttl_archive_rows_begin(plan->relid, plan->policy->archive);
 	if (plan->source == TTL_SOURCE_BITMAP)
 	{
 		TtlRowSourceOps *source;
@@ -337,6 +342,9 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	}
 	else
 		take_rows(keyset_source(plan, leaves, nleaves), plan, &run);
+	/* archive: the rest of the copies into the archive, in this transaction */
+	if (run.archive != NULL)
+		ttl_archive_rows_end(run.archive);
 	end_run(&run);
 	ttl_close_leaves(leaves, nleaves);
 	return obstacle;
