@@ -133,6 +133,7 @@ ttl_archive_rows_add(TtlArchiveRows *rows, Relation leaf, TupleTableSlot *slot)
 	Datum	   *values;
 	bool	   *nulls;
 	HeapTuple	tuple;
+	Datum		value;
 	MemoryContext old;
 	int			i;
 
@@ -164,8 +165,11 @@ ttl_archive_rows_add(TtlArchiveRows *rows, Relation leaf, TupleTableSlot *slot)
 			repalloc(rows->rows, sizeof(Datum) * rows->maxrows);
 	}
 	/* a composite value holds no TOAST pointer: HeapTupleGetDatum flattens */
-	rows->rows[rows->nrows++] = HeapTupleGetDatum(tuple);
-	rows->bytes += tuple->t_len;
+	value = HeapTupleGetDatum(tuple);
+	if (DatumGetPointer(value) != (Pointer) tuple->t_data)
+		heap_freetuple(tuple);	/* flattened: a copy */
+	rows->rows[rows->nrows++] = value;
+	rows->bytes += VARSIZE(DatumGetPointer(value));
 	MemoryContextSwitchTo(old);
 	if (rows->bytes >= TTL_ARCHIVE_CHUNK_BYTES)
 		ttl_archive_rows_flush(rows);
