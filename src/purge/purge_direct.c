@@ -43,7 +43,9 @@
  * are triggers too), no rules, no row security that applies to the owner,
  * DELETE and SELECT granted, and valid purge indexes on every leaf.
  * Otherwise it returns the reason and the caller runs the statement, which
- * does everything a DELETE does.
+ * does everything a DELETE does.  A container with an archive (issue 31)
+ * takes this path too: the rows it deletes are copied and inserted into
+ * the archive before the batch ends (archive_rows.c).
  *
  * Locking: the caller holds RowExclusiveLock on the table and every
  * partition (taken without waiting) and runs as the table's owner.  Indexes
