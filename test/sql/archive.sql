@@ -196,6 +196,20 @@ SELECT (SELECT count(*) FROM arch_big) AS big,
        (SELECT count(*) FROM arch_big_cold WHERE doc - '_ts' = jsonb_build_object('pad', big_pad(id))) AS whole;
 DROP TABLE arch_big, arch_big_cold CASCADE;
 DROP FUNCTION big_pad(int);
+
+-- a column added with a default after a row was written (the row does not
+-- store it): the row is archived with the default
+CREATE TABLE late (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('late', 60);
+CREATE TABLE late_cold (id int PRIMARY KEY, doc jsonb NOT NULL, tag text);
+INSERT INTO late VALUES (1, '{}');
+ALTER TABLE late ADD COLUMN tag text DEFAULT 'added';
+SELECT ttl.set_archive('late', 'late_cold');
+INSERT INTO late VALUES (2, '{}', 'own');
+SET ttl.now_override = '2030-01-01 00:16:30+00';
+SELECT ttl.purge('late') AS purged;
+SELECT id, tag FROM late_cold ORDER BY id;
+DROP TABLE late, late_cold CASCADE;
 -- back to the clock of the sections below
 SET ttl.now_override = '2030-01-01 00:12:00+00';
 
