@@ -8,12 +8,12 @@
  *		archive (cols) SELECT cols FROM d), and the run of such a statement,
  *		whose error names the container and the archive.
  *
- * Why in the statement: the rows go through the executor (the archive's
- * triggers, constraints and, when it is a container, ttl's stamp trigger
- * fire) in the same statement, so a failing insert fails the delete with
- * it: a row is in the container or in the archive, never both, never
- * neither.  A container with an archive therefore never takes the direct
- * path (purge_batch.c).
+ * Why through the executor: the archive's triggers, constraints and,
+ * when it is a container, ttl's stamp trigger fire, and a failing insert
+ * fails the delete with it (the same statement for a statement deleter;
+ * the same batch, in one transaction, for the direct deleter, whose
+ * copies archive_rows.c inserts with the INSERT written here): a row is in
+ * the container or in the archive, never both, never neither.
  *
  * DDL afterwards is not refused: a purge checks the fit before each
  * statement, and an archive that was dropped or no longer fits fails the

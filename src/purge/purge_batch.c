@@ -250,9 +250,12 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	/* legal hold: the holds and the floor, read under the batch's lock */
 	ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
 	plan_batch(cur, &policy, limit, &plan);
-	/* archive: its INSERT joins the statement deleter's DELETE (purge_rows.c) */
-	obstacle = OidIsValid(policy.archive) ? "the container has an archive" :
-		ttl_purge_direct(&plan, &batch);
+	/*
+	 * archive: either deleter archives (the direct one inserts its copies
+	 * in this transaction, archive_rows.c; the statement's INSERT joins its
+	 * DELETE, purge_rows.c)
+	 */
+	obstacle = ttl_purge_direct(&plan, &batch);
 	if (obstacle == NULL)
 	{
 		ereport(DEBUG1,

@@ -43,7 +43,9 @@
  * are triggers too), no rules, no row security that applies to the owner,
  * DELETE and SELECT granted, and valid purge indexes on every leaf.
  * Otherwise it returns the reason and the caller runs the statement, which
- * does everything a DELETE does.
+ * does everything a DELETE does.  A container with an archive (issue 31)
+ * takes this path too: the rows it deletes are copied and inserted into
+ * the archive before the batch ends (archive_rows.c).
  *
  * Locking: the caller holds RowExclusiveLock on the table and every
  * partition (taken without waiting) and runs as the table's owner.  Indexes
@@ -82,6 +84,7 @@
 #include "document/due_range.h"
 #include "document/expiry.h"
 #include "document/purge_key.h"
+#include "purge/archive.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -246,6 +249,7 @@ begin_run(DirectRun *run, int32 default_ttl, const char *deadline, int64 now_sec
 	run->deadline = deadline;
 	run->now_seconds = now_seconds;
 	run->out = out;
+	run->archive = NULL;
 }
 
 static void
@@ -310,6 +314,9 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	}
 	plan->deleter = TTL_DELETER_DIRECT;
 	begin_run(&run, plan->policy->default_ttl, plan->deadline, plan->now_seconds, out);
+	/* archive (issue 31): the deleted rows' copies, inserted with the batch */
+	if (OidIsValid(plan->policy->archive))
+		run.archive = ttl_archive_rows_begin(plan->relid, plan->policy->archive);
 	if (plan->source == TTL_SOURCE_BITMAP)
 	{
 		TtlRowSourceOps *source;
@@ -337,6 +344,9 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	}
 	else
 		take_rows(keyset_source(plan, leaves, nleaves), plan, &run);
+	/* archive: the rest of the copies into the archive, in this transaction */
+	if (run.archive != NULL)
+		ttl_archive_rows_end(run.archive);
 	end_run(&run);
 	ttl_close_leaves(leaves, nleaves);
 	return obstacle;

@@ -115,6 +115,8 @@ typedef struct DirectRun
 	const char *deadline;		/* rule 9: the deadline property, or NULL */
 	int64		now_seconds;
 	TtlDirectBatch *out;
+	struct TtlArchiveRows *archive; /* issue 31: the deleted rows' copies
+									 * (archive_rows.c), or NULL */
 } DirectRun;
 
 extern bool ttl_direct_row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,

@@ -64,7 +64,9 @@ ttl_direct_row_is_due(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run,
 /*
  * Delete the row version in slot without waiting.  Returns false when it
  * is busy (locked, being changed, or changed since the snapshot): it is
- * left for a later batch.
+ * left for a later batch.  A container with an archive keeps a copy of
+ * each row it deletes (archive_rows.c), inserted into the archive before
+ * the batch ends, in its transaction.
  */
 bool
 ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run)
@@ -79,7 +81,12 @@ ttl_direct_delete_row(DirectLeaf *leaf, TupleTableSlot *slot, DirectRun *run)
 	if (result != TM_Ok && result != TM_SelfModified)
 		elog(ERROR, "unexpected table_tuple_delete status %d", (int) result);
 	if (result == TM_Ok)
+	{
 		run->out->deleted++;
+		/* archive: a copy of the deleted row, inserted with the batch */
+		if (run->archive != NULL)
+			ttl_archive_rows_add(run->archive, leaf->rel, slot);
+	}
 	return true;
 }
 

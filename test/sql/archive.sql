@@ -161,6 +161,58 @@ SELECT ttl.purge('hp') AS purged;
 SELECT tableoid::regclass AS part, id FROM hp_cold ORDER BY id;
 SELECT tableoid::regclass AS part, id FROM hp ORDER BY id;
 
+-- the direct deleter archives each row as the container's row type: a
+-- partition whose columns are in another order, with a dropped column, is
+-- converted by name (the container has a dropped column too)
+ALTER TABLE hp ADD COLUMN gone int;
+ALTER TABLE hp DROP COLUMN gone;
+ALTER TABLE hp ADD COLUMN note text;
+ALTER TABLE hp_cold ADD COLUMN note text;
+CREATE TABLE hp_3 (note text, junk int, doc jsonb NOT NULL, id int);
+ALTER TABLE hp_3 DROP COLUMN junk;
+ALTER TABLE hp ATTACH PARTITION hp_3 FOR VALUES FROM (200) TO (300);
+INSERT INTO hp (id, doc, note) VALUES (5, '{"n": 5}', 'one'), (210, '{"n": 210}', 'three'),
+    (250, '{"ttl": -1}', 'kept');
+SET ttl.now_override = '2030-01-01 00:13:30+00';
+SELECT ttl.purge('hp') AS purged;
+SELECT tableoid::regclass AS part, id, doc, note FROM hp_cold WHERE id IN (5, 210, 250) ORDER BY id;
+SELECT tableoid::regclass AS part, id, note FROM hp WHERE id >= 200 ORDER BY id;
+
+-- copies of more than one chunk (8 MB) in one batch, TOASTed documents
+-- among them: every row archived whole, none left behind
+CREATE TABLE arch_big (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('arch_big', 60);
+CREATE TABLE arch_big_cold (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.set_archive('arch_big', 'arch_big_cold');
+CREATE FUNCTION big_pad(id int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN id <= 3 THEN (SELECT string_agg(md5(id::text || i), '') FROM generate_series(1, 100) i)
+                ELSE repeat(md5(id::text), 16) END
+$$;
+INSERT INTO arch_big SELECT g, jsonb_build_object('pad', big_pad(g)) FROM generate_series(1, 20000) g;
+SELECT pg_relation_size(reltoastrelid) > 0 AS toasted FROM pg_class WHERE oid = 'arch_big'::regclass;
+SET ttl.now_override = '2030-01-01 00:15:00+00';
+SELECT ttl.purge('arch_big') AS purged;
+SELECT (SELECT count(*) FROM arch_big) AS big,
+       (SELECT count(*) FROM arch_big_cold WHERE doc - '_ts' = jsonb_build_object('pad', big_pad(id))) AS whole;
+DROP TABLE arch_big, arch_big_cold CASCADE;
+DROP FUNCTION big_pad(int);
+
+-- a column added with a default after a row was written (the row does not
+-- store it): the row is archived with the default
+CREATE TABLE late (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('late', 60);
+CREATE TABLE late_cold (id int PRIMARY KEY, doc jsonb NOT NULL, tag text);
+INSERT INTO late VALUES (1, '{}');
+ALTER TABLE late ADD COLUMN tag text DEFAULT 'added';
+SELECT ttl.set_archive('late', 'late_cold');
+INSERT INTO late VALUES (2, '{}', 'own');
+SET ttl.now_override = '2030-01-01 00:16:30+00';
+SELECT ttl.purge('late') AS purged;
+SELECT id, tag FROM late_cold ORDER BY id;
+DROP TABLE late, late_cold CASCADE;
+-- back to the clock of the sections below
+SET ttl.now_override = '2030-01-01 00:12:00+00';
+
 -- hot / archive / gone: the archive is itself a container with a longer
 -- ttl; an archived row is stamped on its way in (its own ttl travels with
 -- it), and a trigger of the archive may keep the original _ts
