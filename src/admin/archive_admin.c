@@ -7,17 +7,16 @@
  *		archive is purge's to define (archive.c, checked again before every
  *		purge statement); this file adds what only the setting checks: the
  *		caller owns the container, the chain of archives does not lead back
- *		to it, and, on Citus, that a distributed container's archive is a
- *		distributed table colocated with it (0A000, through the policy
- *		door); the policy is then pushed to the container's shards, whose
- *		stamp triggers name the archive (each node finds its colocated
- *		shards: src/citus/).
+ *		to it, and, for a distributed container, that its archive is a
+ *		distributed table colocated with it (0A000, asked through the
+ *		policy door); the policy is then pushed to the container's pieces,
+ *		which name the archive (each node finds its colocated pieces).
  *
  * Locking: the container's purge and replace locks (ttl_lock_container),
  * held to commit, so no purge batch or rule 10 write runs by the old
  * setting; RowExclusiveLock on the archive (archive.c), so its definition
- * does not change under the check; on Citus, what CREATE TRIGGER takes on
- * the container and its shards (citus.c).
+ * does not change under the check; for a distributed container, what the
+ * policy push takes (registry/policy.c).
  */
 #include "postgres.h"
 
@@ -100,7 +99,7 @@ ttl_set_archive(PG_FUNCTION_ARGS)
 						 " WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, OidIsValid(archive) ? NULL : " n", NULL);
 	CacheInvalidateRelcacheByRelid(relid);
-	/* a distributed container: its shards' triggers name the archive (citus.c) */
+	/* a distributed container: its shards' triggers name the archive (the policy door) */
 	ttl_policy_push(relid);
 	PG_RETURN_VOID();
 }

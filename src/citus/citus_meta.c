@@ -34,7 +34,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/varlena.h"
+#include "utils/regproc.h"
 
 #include "base/compat.h"
 #include "base/run_as.h"
