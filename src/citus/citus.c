@@ -60,10 +60,12 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -191,33 +193,84 @@ ttl_citus_check_archive(Oid container, Oid archive)
 }
 
 /*
- * A Citus table maker ran: the archive of a hash-distributed container
- * must still fit (ttl_citus_check_archive).  The registry keeps the archive
- * by OID, which a maker that rebuilds the archive (undistribute_table,
- * alter_distributed_table) leaves dangling: then the archive is the table
- * the container's trigger names, as the nodes find it.  A table of one node
- * only whose archive was distributed is left alone (the step before the
- * container follows with colocate_with).
+ * The archive of a hash-distributed container as its nodes find it: the
+ * registry keeps it by OID, which a Citus table maker that rebuilds the
+ * archive (undistribute_table, alter_distributed_table) leaves dangling;
+ * then it is the table the container's trigger names.  InvalidOid: gone.
+ */
+static Oid
+current_archive(Oid relid, Oid archive)
+{
+	char	   *name;
+
+	if (get_rel_name(archive) != NULL)
+		return archive;
+	name = ttl_trigger_archive_name(relid);
+	return name == NULL ? InvalidOid : ttl_citus_relation_by_name(name);
+}
+
+/* Does a hash-distributed container have an archive that no longer fits? */
+static bool
+archive_broken(Oid relid)
+{
+	TtlContainer c;
+	Oid			archive;
+
+	if (ttl_citus_kind(relid) != TTL_CITUS_HASH || !ttl_lookup_container(relid, &c) ||
+		!OidIsValid(c.archive))
+		return false;
+	archive = current_archive(relid, c.archive);
+	return !OidIsValid(archive) || !ttl_citus_colocated(relid, archive);
+}
+
+/*
+ * The containers whose archive was already broken (dropped, say) when the
+ * outermost Citus table maker of this transaction started: a maker is
+ * refused only for what it breaks, never for another table's old damage
+ * (the purge of such a container fails until it is repaired).
+ */
+static List *broken_before = NIL;
+static LocalTransactionId broken_before_lxid = InvalidLocalTransactionId;
+
+static void
+note_broken_archives(void)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	ListCell   *lc;
+
+	broken_before = NIL;
+	broken_before_lxid = ttl_proc_lxid(MyProc);
+	if (OidIsValid(get_extension_oid("ttl", true)))
+		foreach(lc, ttl_list_containers(false))
+			if (archive_broken(lfirst_oid(lc)))
+				broken_before = lappend_oid(broken_before, lfirst_oid(lc));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * After a Citus table maker: the archive of a hash-distributed container
+ * must fit (ttl_citus_check_archive), as the nodes find it
+ * (current_archive), unless it was already broken before the maker.  A
+ * table of one node only whose archive was distributed is left alone (the
+ * step before the container follows with colocate_with).
  */
 static void
 check_archive_after_maker(Oid relid, Oid archive)
 {
-	char	   *name;
+	Oid			current;
 
 	if (!OidIsValid(archive) || ttl_citus_kind(relid) != TTL_CITUS_HASH)
 		return;
-	if (get_rel_name(archive) == NULL &&
-		(name = ttl_trigger_archive_name(relid)) != NULL)
-	{
-		archive = ttl_citus_relation_by_name(name);
-		if (!OidIsValid(archive))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("archive %s of distributed container %s would be gone",
-							name, ttl_relation_display_name(relid)),
-					 errdetail("Each shard of a distributed container archives into the colocated shard of its archive.")));
-	}
-	ttl_citus_check_archive(relid, archive);
+	if (broken_before_lxid == ttl_proc_lxid(MyProc) && list_member_oid(broken_before, relid))
+		return;
+	current = current_archive(relid, archive);
+	if (!OidIsValid(current))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive of distributed container %s would be gone",
+						ttl_relation_display_name(relid)),
+				 errdetail("Each shard of a distributed container archives into the colocated shard of its archive.")));
+	ttl_citus_check_archive(relid, current);
 }
 
 /* 0A000 for a container that Citus holds other than hash-distributed. */
@@ -510,6 +563,9 @@ ttl_citus_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
 		case FHET_START:
 			if (makers_running >= MAX_MAKERS)
 				elog(ERROR, "too many nested Citus table makers");
+			/* archives already broken: not this maker's to refuse */
+			if (makers_running == 0)
+				note_broken_archives();
 			maker_nestlevel[makers_running++] = NewGUCNestLevel();
 			(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET,
 									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);

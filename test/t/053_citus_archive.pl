@@ -93,7 +93,7 @@ is(trigger_args('d'), '3', '... nor in the stamp trigger (three arguments: no ar
 
 # ---- a colocated archive ----
 $coord->safe_psql('postgres', q{SELECT ttl.set_archive('d', 'd_arch')});
-is($coord->safe_psql('postgres', q{SELECT archive FROM ttl.containers WHERE relid = 'd'::regclass}),
+is($coord->safe_psql('postgres', q{SELECT archive FROM ttl.containers WHERE container = 'd'::regclass}),
 	'd_arch', 'a colocated distributed table is accepted as the archive');
 is(trigger_args('d'), '5', 'the stamp trigger carries the archive (fifth argument)');
 
@@ -249,6 +249,16 @@ isnt($rc, 0, 'the purge of a container whose archive was dropped fails');
 like($err, qr/archive public\.pre_arch of distributed container pre_\d+ does not exist on this node/,
 	'... naming the archive');
 is($coord->safe_psql('postgres', q{SELECT count(*) FROM pre}), '8', '... and deletes nothing');
+$coord->safe_psql('postgres', q{SELECT ttl.resume('pre')});
+ok( $w1->poll_query_until('postgres', q{
+SELECT count(*) > 0 FROM ttl.purge_stats
+ WHERE last_error LIKE '%archive public.pre_arch of distributed container pre\_% does not exist on this node%'}),
+	"the node's worker records the missing archive as its shard's last_error");
+$coord->safe_psql('postgres', q{SELECT ttl.pause('pre')});
+is($coord->safe_psql('postgres', q{SELECT count(*) FROM pre}), '8', '... and deletes nothing either');
+($rc, $out, $err) = $coord->psql('postgres',
+	q{CREATE TABLE plain (id text PRIMARY KEY); SELECT create_distributed_table('plain', 'id')});
+is($rc, 0, 'a Citus table maker is not refused for an archive dropped before it') or diag $err;
 
 # legal holds (issue 32)
 ($rc, $out, $err) = $coord->psql('postgres',
