@@ -98,6 +98,30 @@ citus_ddl(const char *sql)
 }
 
 /*
+ * The archive as the stamp trigger names it: its qualified name, or, when
+ * it was dropped (the registry keeps a dangling OID), the name the trigger
+ * already carries, so that the nodes go on refusing to purge without it.
+ */
+static char *
+archive_arg(Oid relid, Oid archive)
+{
+	char	   *name = get_rel_name(archive);
+	char	   *carried;
+
+	if (name != NULL)
+		return quote_qualified_identifier(get_namespace_name(get_rel_namespace(archive)), name);
+	carried = ttl_trigger_archive_name(relid);
+	if (carried == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("archive of container %s (OID %u) does not exist",
+						ttl_relation_display_name(relid), archive),
+				 errdetail("The shards of a distributed container archive into the colocated shards of its archive."),
+				 errhint("Set a colocated archive with ttl.set_archive(), or stop archiving with ttl.set_archive(container, NULL).")));
+	return carried;
+}
+
+/*
  * Put the registry's policy of a hash-distributed container into its stamp
  * trigger, which Citus replaces on every shard and every node's shell in
  * the same distributed transaction.  Nothing for any other table.  The
@@ -122,9 +146,7 @@ ttl_citus_sync_policy(Oid relid)
 		appendStringInfo(&more, ", %s", quote_literal_cstr(c.deadline_property));
 	/* issue 31: the archive, in a fifth */
 	if (OidIsValid(c.archive))
-		appendStringInfo(&more, ", %s",
-						 quote_literal_cstr(quote_qualified_identifier(get_namespace_name(get_rel_namespace(c.archive)),
-																	   get_rel_name(c.archive))));
+		appendStringInfo(&more, ", %s", quote_literal_cstr(archive_arg(relid, c.archive)));
 	citus_ddl(psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
 					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
 					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s%s)",
