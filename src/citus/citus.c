@@ -11,7 +11,11 @@
  *
  * The policy travels with the table's DDL.  On a hash-distributed container
  * the stamp trigger carries the policy as two more arguments,
- * ttl.stamp(doc_column, default_ttl, 'active' | 'paused'); the registry
+ * ttl.stamp(doc_column, default_ttl, 'active' | 'paused'), then the
+ * deadline property and the archive's qualified name when there are (issue
+ * 31: the archive is a distributed table colocated with the container, and
+ * each node resolves it to the colocated shard of each of its shards,
+ * citus_meta.c; ttl_citus_check_archive keeps the rule); the registry
  * functions on the coordinator keep it in step with CREATE OR REPLACE
  * TRIGGER (ttl_citus_sync_policy), which Citus propagates in its own
  * distributed transaction to every shard and to the table's shell on every

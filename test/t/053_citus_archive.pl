@@ -108,6 +108,8 @@ INSERT INTO d SELECT 'l' || g, jsonb_build_object('v', 'live') FROM generate_ser
 is( $coord->safe_psql('postgres', q{
 SELECT count(DISTINCT get_shard_id_for_distribution_column('d', 'e' || g)) FROM generate_series(1, 40) g}),
 	'4', 'the expired items are in every shard');
+is($coord->safe_psql('postgres', q{SELECT count(*) FROM d_live}), '10',
+	'the live view on the shards reads the policy with its archive (10 live items)');
 is($coord->safe_psql('postgres', q{SELECT ttl.purge('d')}), '40',
 	'ttl.purge on the coordinator purges the expired items on the nodes');
 is( $coord->safe_psql('postgres', q{
@@ -199,9 +201,17 @@ is(archive_placement(), '62 rows, 0 misplaced, 2 nodes', '... each in its coloca
 like($err,
 	qr/ERROR:  0A000: archive public\.d_arch of distributed container public\.d is not colocated with it/,
 	'undistribute_table of the archive: 0A000');
+($rc, $out, $err) = $coord->psql('postgres',
+	q{SELECT alter_distributed_table('d_arch', colocate_with := 'none')},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err,
+	qr/ERROR:  0A000: archive public\.d_arch of distributed container public\.d is not colocated with it/,
+	'alter_distributed_table of the archive out of the colocation group: 0A000');
 is( $coord->safe_psql('postgres', q{
-SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'd_arch'::regclass}),
-	'1', 'the archive stays distributed');
+SELECT count(*) FROM pg_dist_partition a, pg_dist_partition c
+ WHERE a.logicalrelid = 'd_arch'::regclass AND c.logicalrelid = 'd'::regclass
+   AND a.colocationid = c.colocationid}),
+	'1', 'the archive stays distributed, colocated with the container');
 
 $coord->safe_psql('postgres', q{SELECT ttl.set_archive('local', 'local_arch')});
 ($rc, $out, $err) = $coord->psql('postgres', q{SELECT create_distributed_table('local', 'id')},
