@@ -983,7 +983,6 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 			report_held(state, rel, index, values, isnull);
 		}
 	}
-
 	else
 	{
 		TtlContainer piece;
