@@ -7,12 +7,16 @@
  *		archive is purge's to define (archive.c, checked again before every
  *		purge statement); this file adds what only the setting checks: the
  *		caller owns the container, the chain of archives does not lead back
- *		to it, and Citus (not supported yet: 0A000).
+ *		to it, and, for a distributed container, that its archive is a
+ *		distributed table colocated with it (0A000, asked through the
+ *		policy door); the policy is then pushed to the container's pieces,
+ *		which name the archive (each node finds its colocated pieces).
  *
  * Locking: the container's purge and replace locks (ttl_lock_container),
  * held to commit, so no purge batch or rule 10 write runs by the old
  * setting; RowExclusiveLock on the archive (archive.c), so its definition
- * does not change under the check.
+ * does not change under the check; for a distributed container, what the
+ * policy push takes (registry/policy.c).
  */
 #include "postgres.h"
 
@@ -57,23 +61,6 @@ check_chain(Oid container, Oid archive)
 }
 
 /*
- * 0A000 for distributed tables (asked through the policy door): the nodes'
- * purge knows no archive yet.
- */
-static void
-refuse_distributed(Oid container, Oid archive)
-{
-	if (ttl_distribution_of(container) != TTL_DIST_NONE ||
-		ttl_distribution_of(archive) != TTL_DIST_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("container %s or archive %s is a Citus table",
-						ttl_relation_display_name(container),
-						ttl_relation_display_name(archive)),
-				 errdetail("The nodes purge the shards of a distributed container with the policy their stamp triggers carry, which has no archive.")));
-}
-
-/*
  * ttl.set_archive(container, archive): from now on every purge of the
  * container inserts each deleted row into archive in the same statement;
  * NULL stops archiving.  Owner of the container only; a misfit is refused
@@ -100,7 +87,8 @@ ttl_set_archive(PG_FUNCTION_ARGS)
 	if (OidIsValid(archive))
 	{
 		ttl_check_relation_exists(archive);
-		refuse_distributed(relid, archive);
+		/* Citus: a distributed container's archive is colocated with it (policy.c) */
+		ttl_policy_check_archive(relid, archive);
 		(void) ttl_archive_check_fit(relid, archive, false);
 		check_chain(relid, archive);
 	}
@@ -111,5 +99,7 @@ ttl_set_archive(PG_FUNCTION_ARGS)
 						 " WHERE relid OPERATOR(pg_catalog.=) $1",
 						 2, argtypes, values, OidIsValid(archive) ? NULL : " n", NULL);
 	CacheInvalidateRelcacheByRelid(relid);
+	/* a distributed container: its shards' triggers name the archive (the policy door) */
+	ttl_policy_push(relid);
 	PG_RETURN_VOID();
 }

@@ -73,6 +73,13 @@ ttl_decode_datetime(char **field, int *ftype, int nf, int *dtype,
 #endif
 }
 
+/* ---- 16: stringToQualifiedNameList reports syntax errors to an escontext ---- */
+#if PG_VERSION_NUM >= 160000
+#define ttl_string_to_qualified_name_list(s) stringToQualifiedNameList((s), NULL)
+#else
+#define ttl_string_to_qualified_name_list(s) stringToQualifiedNameList(s)
+#endif
+
 /*
  * ---- 16: a GUC check hook's extra is released with guc_free(), so it must
  * come from guc_malloc() (LOG: return NULL rather than throw, as the check

@@ -11,7 +11,11 @@
  *
  * The policy travels with the table's DDL.  On a hash-distributed container
  * the stamp trigger carries the policy as two more arguments,
- * ttl.stamp(doc_column, default_ttl, 'active' | 'paused'); the registry
+ * ttl.stamp(doc_column, default_ttl, 'active' | 'paused'), then the
+ * deadline property and the archive's qualified name when there are (issue
+ * 31: the archive is a distributed table colocated with the container, and
+ * each node resolves it to the colocated shard of each of its shards,
+ * citus_meta.c; ttl_citus_check_archive keeps the rule); the registry
  * functions on the coordinator keep it in step with CREATE OR REPLACE
  * TRIGGER (ttl_citus_sync_policy), which Citus propagates in its own
  * distributed transaction to every shard and to the table's shell on every
@@ -58,11 +62,14 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -95,30 +102,201 @@ citus_ddl(const char *sql)
 }
 
 /*
+ * The archive as the stamp trigger names it: its qualified name, or, when
+ * it was dropped (the registry keeps a dangling OID), the name the trigger
+ * already carries, so that the nodes go on refusing to purge without it.
+ */
+static char *
+archive_arg(Oid relid, Oid archive)
+{
+	char	   *name = get_rel_name(archive);
+	char	   *carried;
+
+	if (name != NULL)
+		return quote_qualified_identifier(get_namespace_name(get_rel_namespace(archive)), name);
+	carried = ttl_trigger_archive_name(relid);
+	if (carried == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("archive of container %s (OID %u) does not exist",
+						ttl_relation_display_name(relid), archive),
+				 errdetail("The shards of a distributed container archive into the colocated shards of its archive."),
+				 errhint("Set a colocated archive with ttl.set_archive(), or stop archiving with ttl.set_archive(container, NULL).")));
+	return carried;
+}
+
+/*
  * Put the registry's policy of a hash-distributed container into its stamp
  * trigger, which Citus replaces on every shard and every node's shell in
- * the same distributed transaction.  Nothing for any other table.
+ * the same distributed transaction.  Nothing for any other table.  The
+ * arguments: (doc column, default, 'active' | 'paused'[, deadline property
+ * ('' for none)[, archive]]); the archive (issue 31) by its qualified name,
+ * which each node resolves to the archive's colocated shard
+ * (citus_meta.c).
  */
 void
 ttl_citus_sync_policy(Oid relid)
 {
 	TtlContainer c;
 	char	   *def;
+	StringInfoData more;
 
 	if (ttl_citus_kind(relid) != TTL_CITUS_HASH || !ttl_read_container(relid, &c))
 		return;
 	def = c.default_is_null ? "" : psprintf("%d", c.default_ttl);
-	/* rule 9: the deadline property, when set, in a fourth argument */
+	initStringInfo(&more);
+	/* rule 9: the deadline property, when set (or an archive follows), in a fourth argument */
+	if (TTL_HAS_DEADLINE(&c) || OidIsValid(c.archive))
+		appendStringInfo(&more, ", %s", quote_literal_cstr(c.deadline_property));
+	/* issue 31: the archive, in a fifth */
+	if (OidIsValid(c.archive))
+		appendStringInfo(&more, ", %s", quote_literal_cstr(archive_arg(relid, c.archive)));
 	citus_ddl(psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
 					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
-					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s%s%s)",
+					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s%s)",
 					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 												  get_rel_name(relid)),
 					   quote_literal_cstr(NameStr(c.doc_column)),
 					   quote_literal_cstr(def),
 					   quote_literal_cstr(c.paused ? "paused" : "active"),
-					   TTL_HAS_DEADLINE(&c) ? ", " : "",
-					   TTL_HAS_DEADLINE(&c) ? quote_literal_cstr(c.deadline_property) : ""));
+					   more.data));
+}
+
+/* What Citus makes of a table, for messages. */
+static const char *
+kind_phrase(char kind)
+{
+	switch (kind)
+	{
+		case TTL_CITUS_NONE:
+			return "a table of one node only";
+		case TTL_CITUS_REFERENCE:
+			return "a Citus reference table";
+		case TTL_CITUS_OTHER:
+			return "a Citus table other than a hash-distributed one";
+		default:
+			return "a hash-distributed table of another colocation group";
+	}
+}
+
+/*
+ * 0A000 when archive does not fit container's distribution (issue 31):
+ * the archive of a hash-distributed container is a hash-distributed table
+ * colocated with it, so that each shard archives into the shard of the
+ * archive that covers the same hash range, on the same node, in the
+ * transaction of its delete; a table of one node only (the coordinator's
+ * purge) archives into a table of one node only.  ttl.set_archive checks
+ * it (through the policy door), and so does every Citus table maker
+ * (ttl_citus_check_kind), which is refused when it breaks the rule.
+ */
+void
+ttl_citus_check_archive(Oid container, Oid archive)
+{
+	char		ckind = ttl_citus_kind(container);
+	char		akind;
+
+	if (!OidIsValid(archive) || get_rel_name(archive) == NULL)
+		return;
+	akind = ttl_citus_kind(archive);
+	if (ckind == TTL_CITUS_HASH && !ttl_citus_colocated(container, archive))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive %s of distributed container %s is not colocated with it",
+						ttl_relation_display_name(archive),
+						ttl_relation_display_name(container)),
+				 errdetail("The archive is %s.  Each shard of a distributed container archives into the shard of its archive that covers the same hash range, on the same node, in the transaction of its delete.",
+						   kind_phrase(akind)),
+				 errhint("Distribute the archive with create_distributed_table(archive, column, colocate_with => '%s').",
+						 ttl_relation_display_name(container))));
+	if (ckind == TTL_CITUS_NONE && akind != TTL_CITUS_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive %s of container %s is a Citus table",
+						ttl_relation_display_name(archive),
+						ttl_relation_display_name(container)),
+				 errdetail("The container is a table of one node only; its purge archives into a table of that node only."),
+				 errhint("Distribute the container first, then set a colocated archive, or use a table of this node as the archive.")));
+}
+
+/*
+ * The archive of a hash-distributed container as its nodes find it: the
+ * registry keeps it by OID, which a Citus table maker that rebuilds the
+ * archive (undistribute_table, alter_distributed_table) leaves dangling;
+ * then it is the table the container's trigger names.  InvalidOid: gone.
+ */
+static Oid
+current_archive(Oid relid, Oid archive)
+{
+	char	   *name;
+
+	if (get_rel_name(archive) != NULL)
+		return archive;
+	name = ttl_trigger_archive_name(relid);
+	return name == NULL ? InvalidOid : ttl_citus_relation_by_name(name);
+}
+
+/* Does a hash-distributed container have an archive that no longer fits? */
+static bool
+archive_broken(Oid relid)
+{
+	TtlContainer c;
+	Oid			archive;
+
+	if (ttl_citus_kind(relid) != TTL_CITUS_HASH || !ttl_lookup_container(relid, &c) ||
+		!OidIsValid(c.archive))
+		return false;
+	archive = current_archive(relid, c.archive);
+	return !OidIsValid(archive) || !ttl_citus_colocated(relid, archive);
+}
+
+/*
+ * The containers whose archive was already broken (dropped, say) when the
+ * outermost Citus table maker of this transaction started: a maker is
+ * refused only for what it breaks, never for another table's old damage
+ * (the purge of such a container fails until it is repaired).
+ */
+static List *broken_before = NIL;
+static LocalTransactionId broken_before_lxid = InvalidLocalTransactionId;
+
+static void
+note_broken_archives(void)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	ListCell   *lc;
+
+	broken_before = NIL;
+	broken_before_lxid = ttl_proc_lxid(MyProc);
+	if (OidIsValid(get_extension_oid("ttl", true)))
+		foreach(lc, ttl_list_containers(false))
+			if (archive_broken(lfirst_oid(lc)))
+				broken_before = lappend_oid(broken_before, lfirst_oid(lc));
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * After a Citus table maker: the archive of a hash-distributed container
+ * must fit (ttl_citus_check_archive), as the nodes find it
+ * (current_archive), unless it was already broken before the maker.  A
+ * table of one node only whose archive was distributed is left alone (the
+ * step before the container follows with colocate_with).
+ */
+static void
+check_archive_after_maker(Oid relid, Oid archive)
+{
+	Oid			current;
+
+	if (!OidIsValid(archive) || ttl_citus_kind(relid) != TTL_CITUS_HASH)
+		return;
+	if (broken_before_lxid == ttl_proc_lxid(MyProc) && list_member_oid(broken_before, relid))
+		return;
+	current = current_archive(relid, archive);
+	if (!OidIsValid(current))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive of distributed container %s would be gone",
+						ttl_relation_display_name(relid)),
+				 errdetail("Each shard of a distributed container archives into the colocated shard of its archive.")));
+	ttl_citus_check_archive(relid, current);
 }
 
 /* 0A000 for a container that Citus holds other than hash-distributed. */
@@ -143,27 +321,9 @@ ttl_citus_check_kind(Oid relid)
 		ttl_citus_refuse_replace_off(relid, c.replace_expired);
 		/* legal hold: not on a distributed container (legal_hold.c) */
 		ttl_legal_hold_refuse_distributed(relid);
-		/* archive: the shards' purge knows no archive (archive_admin.c) */
-		ttl_citus_refuse_archive(relid, c.archive);
+		/* archive: a distributed table colocated with it (issue 31) */
+		check_archive_after_maker(relid, c.archive);
 	}
-}
-
-/*
- * A distributed container has no archive (create_distributed_table on a
- * container with one checks; ttl.set_archive refuses Citus tables itself):
- * the nodes purge its shards by the policy their stamp triggers carry,
- * which has no archive, so they would delete without archiving.
- */
-void
-ttl_citus_refuse_archive(Oid relid, Oid archive)
-{
-	if (OidIsValid(archive) && ttl_citus_kind(relid) == TTL_CITUS_HASH)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("container \"%s\" is a Citus distributed table and cannot have an archive",
-						get_rel_name(relid)),
-				 errdetail("Its nodes purge its shards by the policy their stamp triggers carry, which has no archive."),
-				 errhint("Stop archiving first: ttl.set_archive(container, NULL).")));
 }
 
 /*
@@ -429,6 +589,9 @@ ttl_citus_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private)
 		case FHET_START:
 			if (makers_running >= MAX_MAKERS)
 				elog(ERROR, "too many nested Citus table makers");
+			/* archives already broken: not this maker's to refuse */
+			if (makers_running == 0)
+				note_broken_archives();
 			maker_nestlevel[makers_running++] = NewGUCNestLevel();
 			(void) set_config_option("citus.enable_unsafe_triggers", "on", PGC_USERSET,
 									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);

@@ -18,7 +18,10 @@
 
 extern bool ttl_citus_loaded(void);
 extern char ttl_citus_kind(Oid relid);
+extern bool ttl_citus_colocated(Oid a, Oid b);
 extern bool ttl_trigger_policy(Oid relid, TtlContainer *out);
+extern char *ttl_trigger_archive_name(Oid relid);
+extern Oid	ttl_citus_relation_by_name(const char *qualified);
 extern char *ttl_citus_shard_table_name(Relation rel);
 extern List *ttl_citus_local_placements(Oid container, bool due_only);
 

@@ -40,11 +40,17 @@ ttl_distribution_of(Oid relid)
 	return ttl_distribution_loaded() ? distributed->kind(relid) : TTL_DIST_NONE;
 }
 
-/* The policy of a piece of a distributed container on this node, if relid is one. */
+/*
+ * The policy of a piece of a distributed container on this node, if relid
+ * is one; its archive is the archive's piece on this node (a shard's: the
+ * colocated shard of the archive).  With strict (the purge's read), an
+ * archive the piece names but this node lacks raises; readers get
+ * InvalidOid.
+ */
 static bool
-placement_policy(Oid relid, TtlContainer *out)
+placement_policy(Oid relid, TtlContainer *out, bool strict)
 {
-	return ttl_distribution_loaded() && distributed->trigger_policy(relid, out);
+	return ttl_distribution_loaded() && distributed->trigger_policy(relid, out, strict);
 }
 
 /*
@@ -54,7 +60,7 @@ placement_policy(Oid relid, TtlContainer *out)
 bool
 ttl_policy_lookup(Oid relid, TtlContainer *out)
 {
-	return ttl_lookup_container(relid, out) || placement_policy(relid, out);
+	return ttl_lookup_container(relid, out) || placement_policy(relid, out, false);
 }
 
 /*
@@ -67,19 +73,21 @@ ttl_policy_ref(Oid relid, TtlContainer *buf)
 {
 	const TtlContainer *c = ttl_container_ref(relid);
 
-	if (c == NULL && placement_policy(relid, buf))
+	if (c == NULL && placement_policy(relid, buf, false))
 		c = buf;
 	return c;
 }
 
 /*
  * The policy as committed now (ttl_read_container; purge reads it so under
- * the container's lock), or a piece's.
+ * the container's lock), or a piece's, whose archive (the colocated shard
+ * of the archive) must be on this node: a purge never deletes from a piece
+ * without it (an error naming both).
  */
 bool
 ttl_policy_read(Oid relid, TtlContainer *out)
 {
-	return ttl_read_container(relid, out) || placement_policy(relid, out);
+	return ttl_read_container(relid, out) || placement_policy(relid, out, true);
 }
 
 /*
@@ -105,7 +113,7 @@ ttl_is_placement(Oid relid)
 {
 	TtlContainer policy;
 
-	return placement_policy(relid, &policy);
+	return placement_policy(relid, &policy, false);
 }
 
 /* For messages: the distributed table whose piece rel is, or NULL. */
@@ -195,6 +203,19 @@ ttl_policy_refuse_replace_off(Oid relid, bool replace_expired)
 {
 	if (ttl_distribution_loaded())
 		distributed->refuse_replace_off(relid, replace_expired);
+}
+
+/*
+ * Refuse an archive that does not fit the container's distribution: a
+ * distributed container's archive is a distributed table colocated with it
+ * (its shards archive into their colocated shards); a table of this node
+ * only archives into a table of this node only.
+ */
+void
+ttl_policy_check_archive(Oid container, Oid archive)
+{
+	if (ttl_distribution_loaded() && OidIsValid(archive))
+		distributed->check_archive(container, archive);
 }
 
 /* The purge of a hash-distributed container: each node purges its pieces. */

@@ -29,13 +29,15 @@ typedef struct TtlDistributedOps
 {
 	bool		(*loaded) (void);
 	char		(*kind) (Oid relid);
-	bool		(*trigger_policy) (Oid relid, TtlContainer *out);
+	/* strict: an archive the piece's trigger names but this node lacks raises */
+	bool		(*trigger_policy) (Oid relid, TtlContainer *out, bool strict);
 	char	   *(*piece_table_name) (Relation rel);
 	List	   *(*local_placements) (Oid container, bool due_only);
 	void		(*push_policy) (Oid relid);
 	void		(*check_kind) (Oid relid);
 	void		(*refuse_index_free) (Oid relid, bool index_free);
 	void		(*refuse_replace_off) (Oid relid, bool replace_expired);
+	void		(*check_archive) (Oid container, Oid archive);
 	int64		(*purge) (Oid relid, int64 max_rows);
 } TtlDistributedOps;
 
@@ -63,6 +65,7 @@ extern void ttl_policy_push(Oid relid);
 extern void ttl_policy_check_distribution(Oid relid);
 extern void ttl_policy_refuse_index_free(Oid relid, bool index_free);
 extern void ttl_policy_refuse_replace_off(Oid relid, bool replace_expired);
+extern void ttl_policy_check_archive(Oid container, Oid archive);
 extern int64 ttl_purge_distributed(Oid relid, int64 max_rows);
 
 #endif							/* TTL_POLICY_H */

@@ -540,7 +540,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 		state->policy.default_ttl = state->policy.default_is_null ? 0 :
 			pg_strtoint32(trigger->tgargs[1]);
 		state->policy.replace_expired = true;	/* no setting there */
-		if (trigger->tgnargs == 4)
+		if (trigger->tgnargs >= 4)	/* '' for none */
 			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
 					sizeof(state->policy.deadline_property));
 	}
@@ -982,6 +982,18 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 				return false;	/* ON CONFLICT handles it as a conflict */
 			report_held(state, rel, index, values, isnull);
 		}
+	}
+	else
+	{
+		TtlContainer piece;
+
+		/*
+		 * A shard's archive (issue 31): the colocated shard of the archive
+		 * its trigger names, found through the policy door as the purge
+		 * finds it (an error when it is not on this node: nothing deleted).
+		 */
+		if (ttl_policy_read(state->container, &piece))
+			state->policy.archive = piece.archive;
 	}
 
 	/*

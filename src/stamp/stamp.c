@@ -436,15 +436,17 @@ ttl_stamp(PG_FUNCTION_ARGS)
 				 errmsg("ttl.stamp() must be fired for INSERT or UPDATE")));
 	/*
 	 * (doc column), (doc column, deadline property); a container on Citus:
-	 * (doc column, default_ttl, paused[, deadline property]), see policy.c
+	 * (doc column, default_ttl, paused[, deadline property ('' for none)[,
+	 * archive]]), see policy.c
 	 */
 	nargs = trigdata->tg_trigger->tgnargs;
-	if (nargs < 1 || nargs > 4)
+	if (nargs < 1 || nargs > 5)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("ttl.stamp() takes one argument, the document column")));
 	deadline = nargs == 2 ? trigdata->tg_trigger->tgargs[1] :
-		nargs == 4 ? trigdata->tg_trigger->tgargs[3] : NULL;
+		nargs >= 4 && trigdata->tg_trigger->tgargs[3][0] != '\0' ?
+		trigdata->tg_trigger->tgargs[3] : NULL;
 
 	rel = trigdata->tg_relation;
 	tupdesc = RelationGetDescr(rel);
