@@ -162,7 +162,21 @@ struct TtlReplaceState
 	int32		filter_default; /* the default the filter was made with */
 	TtlFloor   *floor;			/* the leaf's due floor, or NULL */
 	bool		floor_usable;	/* validated for this statement's policy */
+	bool		announce;		/* the policy is known: due rows are announced */
+	int			look;			/* LOOK_*: what the statement's look holds */
+	TtlLookMark mark;			/* when it was taken (due_floor.c) */
+	int64		next_look;		/* the row at which to look again */
+	bool		policy_fresh;	/* read as committed by a look */
+	uint64		epoch_seen;		/* the policy epoch it was read at */
 };
+
+/* What the statement's look found (see "the look's guard"). */
+#define LOOK_NONE			0	/* none, or it no longer holds: probe */
+#define LOOK_NOTHING_DUE	1	/* the shortcut: skip every row */
+#define LOOK_FILTER			2	/* the due filter: skip the rows it clears */
+
+/* A row whose expiry is at most this far ahead of the clock is announced. */
+#define DUE_MARGIN_SECONDS	2
 
 /* ---- ON CONFLICT of the statement running now (for the guard's error) ---- */
 
@@ -265,7 +279,15 @@ ttl_replace_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
+	{
 		free_retired();
+		/* the rows are in the indexes (or gone): no look need wait for them */
+		ttl_floor_xact_end();
+		/* after the commit is visible: a look re-reads the policy */
+		if (ttl_policy_change_ended() &&
+			(event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT))
+			ttl_floor_policy_changed();
+	}
 }
 
 /* A subxact callback (ttl.c registers it). */
@@ -525,6 +547,8 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContext old;
 
 	state->doc_attnum = doc_attnum;
+	/* before the policy is read: a change committed later is seen */
+	state->epoch_seen = ttl_floor_epoch();
 	/* a leaf with a floor lowers it with every row, whatever else holds */
 	state->floor = ttl_floor_find(RelationGetRelid(rel), false);
 	if (!ttl_rule10_installed())
@@ -559,6 +583,8 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 		leaf->nindexes == 0)
 		return state;
 	state->leaf = leaf;
+	/* due rows are announced, whether this statement replaces or not */
+	state->announce = !state->from_trigger;
 	state->now_seconds = ttl_current_unix_seconds();
 	/* the slots are the statement's: nothing kept holds a buffer pin */
 	old = MemoryContextSwitchTo(mcxt);
@@ -968,7 +994,10 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 		if (state->filters != NULL &&
 			(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
 			 TTL_HAS_DEADLINE(&fresh)))
+		{
 			state->filters = NULL;
+			state->look = LOOK_NONE;
+		}
 		state->policy = fresh;	/* the probes of this statement go on with it */
 		if (fresh.default_is_null || !fresh.replace_expired)
 		{
@@ -1067,16 +1096,111 @@ probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceIndex *
 	}
 }
 
-/* The row about to be written lowers its leaf's due floor to its purge key. */
+/* ---- the look's guard ---- */
+
+/*
+ * The earliest expiry of the row about to be written (Unix seconds), from
+ * its purge key, or its deadline too; false when it never expires.
+ */
+static bool
+row_expiry(TtlReplaceState *state, Datum doc, bool has_key, int64 key, int64 *expiry)
+{
+	if (TTL_HAS_DEADLINE(&state->policy))
+		return ttl_datum_expiry_with_deadline(doc, state->policy.default_is_null,
+											  state->policy.default_ttl,
+											  state->policy.deadline_property, expiry);
+	if (!has_key)
+		return false;
+	if (key < 0)
+	{
+		*expiry = ttl_purge_key_decode(TTL_KEY_OWN, key);
+		return true;
+	}
+	if (state->policy.default_ttl <= 0)
+		return false;
+	*expiry = ttl_purge_key_decode(TTL_KEY_INHERITED, key) + state->policy.default_ttl;
+	return true;
+}
+
+/* The real clock in whole Unix seconds (not ttl.now_override). */
+static int64
+real_unix_seconds(void)
+{
+	return GetCurrentTimestamp() / USECS_PER_SEC + TTL_UNIX_EPOCH_OFFSET;
+}
+
+/*
+ * The row about to be written lowers its leaf's due floor to its purge key
+ * and, when it is due already or about to be by the real clock, is
+ * announced (due_floor.c, "Due writes"): another statement's look taken
+ * before it cannot have seen it, and must not be trusted from now on.
+ */
 static void
-lower_floor(TtlReplaceState *state, Relation rel, HeapTuple newtuple)
+before_write(TtlReplaceState *state, Relation rel, HeapTuple newtuple)
 {
 	bool		isnull;
 	Datum		doc = heap_getattr(newtuple, state->doc_attnum, RelationGetDescr(rel), &isnull);
-	int64		key;
+	int64		key = 0;
+	int64		expiry;
+	bool		has_key;
 
-	if (!isnull && ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key))
+	if (isnull)
+		return;
+	has_key = ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key);
+	if (has_key)
 		ttl_floor_lower(state->floor, key);
+	if (state->announce && row_expiry(state, doc, has_key, key, &expiry) &&
+		expiry <= real_unix_seconds() + DUE_MARGIN_SECONDS)
+	{
+		TtlFloor   *before = state->floor;
+
+		ttl_floor_announce_due(&state->floor, RelationGetRelid(rel));
+		/* this statement's own bump does not undo its own look */
+		if (state->look != LOOK_NONE && state->floor == before)
+			state->mark.due_writes++;
+	}
+}
+
+/*
+ * Take the statement's look (see "the look's guard" in the file header):
+ * true when it may be trusted.  The policy is read as committed first (and
+ * again after every policy change: the epoch).
+ */
+static bool
+begin_look(TtlReplaceState *state, Relation rel)
+{
+	uint64		epoch = ttl_floor_epoch();
+
+	if (state->floor == NULL || state->from_trigger)
+		return false;			/* no preload, no slot, a shard: probe */
+	/* a clock ahead of the writers' (ttl.now_override): probe */
+	if (state->now_seconds > real_unix_seconds())
+		return false;
+	if (!state->policy_fresh || epoch != state->epoch_seen)
+	{
+		TtlContainer fresh;
+
+		if (!ttl_read_container(state->container, &fresh))
+		{
+			state->active = false;	/* disabled meanwhile */
+			return false;
+		}
+		if (state->filters != NULL &&
+			(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
+			 TTL_HAS_DEADLINE(&fresh)))
+			state->filters = NULL;
+		state->policy = fresh;
+		state->policy_fresh = true;
+		state->epoch_seen = epoch;
+		if (TTL_HAS_DEADLINE(&fresh))
+			state->floor_usable = false;
+		if (fresh.default_is_null || !fresh.replace_expired)
+		{
+			state->active = false;
+			return false;
+		}
+	}
+	return ttl_floor_look_begin(state->floor, RelationGetRelid(rel), epoch, &state->mark);
 }
 
 /*
@@ -1091,12 +1215,13 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 	Relation	rel = trigdata->tg_relation;
 	ExprContext *econtext;
 	ItemPointer self = NULL;
+	bool		relook = false;
 	int			i;
 
 	if (state == NULL)
 		*statep = state = build_state(mcxt, trigdata, doc_attnum);
 	if (state->floor != NULL)
-		lower_floor(state, rel, newtuple);
+		before_write(state, rel, newtuple);
 	if (!state->active)
 		return;
 	/* nothing of the leaf is due (the floor): no holder can be expired */
@@ -1105,28 +1230,59 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 							  state->policy.default_ttl, state->now_seconds))
 		return;
 
+	/* a look that no longer holds is dropped: this row is looked at anew */
+	++state->rows;
+	if (state->look != LOOK_NONE && !ttl_floor_look_holds(state->floor, &state->mark))
+	{
+		state->look = LOOK_NONE;
+		state->filters = NULL;
+		state->next_filter = Max(state->rows * 2, FILTER_FIRST_TRY);
+		relook = true;
+	}
+	if (state->look == LOOK_NOTHING_DUE)
+		return;
+
 	/*
 	 * The per-statement shortcut: from a statement's second row on, nothing
-	 * is probed while the leaf holds nothing due (looked at once).  A
-	 * one-row statement probes at once: that costs it less than the look.
+	 * is probed while the leaf holds nothing due (looked at once, and again
+	 * when the look stops holding).  A one-row statement probes at once:
+	 * that costs it less than the look.
 	 */
-	if (++state->rows == 2 && !leaf_may_hold_due(state, rel))
+	if (state->rows == 2 || relook || state->rows == state->next_look)
 	{
-		state->active = false;
-		return;
-	}
-	if (state->rows == 2)
-	{
-		/* a statement planned to write many rows tries the filter at once */
-		double		planned = statement_rows(state->leaf->ancestors, state->leaf->nancestors);
+		if (!begin_look(state, rel))
+			state->next_look = state->rows * 2;	/* probe meanwhile */
+		else
+		{
+			if (!leaf_may_hold_due(state, rel))
+			{
+				state->look = LOOK_NOTHING_DUE;
+				return;
+			}
+			if (state->rows == 2)
+			{
+				/* a statement planned to write many rows tries the filter at once */
+				double		planned = statement_rows(state->leaf->ancestors,
+													 state->leaf->nancestors);
 
-		if (planned >= FILTER_FIRST_TRY)
-			(void) make_filters(state, rel, mcxt, (int64) Min(planned, 1e8) * FILTER_PLANNED_RATIO);
+				if (planned >= FILTER_FIRST_TRY &&
+					make_filters(state, rel, mcxt,
+								 (int64) Min(planned, 1e8) * FILTER_PLANNED_RATIO))
+					state->look = LOOK_FILTER;
+			}
+		}
+		if (!state->active)
+			return;
 	}
 	else if (state->rows == state->next_filter && state->filters == NULL)
 	{
-		if (!make_filters(state, rel, mcxt, state->rows * FILTER_RATIO))
+		if (begin_look(state, rel) &&
+			make_filters(state, rel, mcxt, state->rows * FILTER_RATIO))
+			state->look = LOOK_FILTER;
+		else
 			state->next_filter *= FILTER_STEP;
+		if (!state->active)
+			return;
 	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		self = &trigdata->tg_trigtuple->t_self;
