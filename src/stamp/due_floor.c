@@ -58,11 +58,31 @@
  * and its next slot is invalid until validated under the ShareLock, which
  * waits for that writer's transaction.
  *
+ * Due writes (the look's guard, replace.c): a multi-row statement looks
+ * once whether its leaf holds anything due and trusts that look for its
+ * later rows; a row another transaction writes after the look that is due
+ * the moment it is written (past deadline, old _ts) would be missed.  Such
+ * a writer announces the row before it is inserted
+ * (ttl_floor_announce_due): its transaction counts itself in flight in the
+ * slot once (until it ends: ttl_floor_xact_end, from the xact callback, so
+ * a row that waits long between the trigger and its index insertion is
+ * covered), and bumps due_writes.  A look is begun (ttl_floor_look_begin)
+ * only when no other transaction is in flight there, and holds
+ * (ttl_floor_look_holds) while neither due_writes nor the policy epoch
+ * moved.  A slot with a transaction in flight is never given to another
+ * leaf (clock_victim), and a change of owner bumps due_writes; a writer
+ * that finds no slot at all is an orphan, counted cluster-wide, which
+ * stops every look while it lasts and bumps the epoch.  The epoch is also
+ * bumped by every committed policy change (ttl_floor_policy_changed: the
+ * xact callback, after the commit is visible).
+ *
  * Locking: the spinlock guards the slots' identities, the clock and a
  * validation's commit (the bounds read into local variables are written
  * and the floor made valid only if its state and identity did not move);
  * the bounds and the state are atomics (lowering is a compare-and-swap
- * loop that writes only when the key is lower).
+ * loop that writes only when the key is lower); the in-flight counts are
+ * read and written under the spinlock, due_writes and the epoch are
+ * atomics (a fetch-add: a full barrier before the row is inserted).
  */
 #include "postgres.h"
 

@@ -28,9 +28,11 @@
  * and while it is valid and above the due keys of now nothing of the leaf
  * is due, so no row probes; that serves single-row statements and the
  * append-only containers.  Without a valid floor, from its second row on,
- * a statement looks once whether its leaf holds any due item at all (the
- * purge index's key ranges and the deadline index); when none, it probes
- * no more.  Where keys are never written twice,
+ * a statement looks whether its leaf holds any due item at all (the purge
+ * index's key ranges and the deadline index); when none, it probes no more
+ * while the look holds (see "the look's guard" below; never without the
+ * preload, nor on a Citus shard: those probe every row).  Where keys are
+ * never written twice,
  * ttl.set_replace_expired(container, false) turns rule 10 off (the setting
  * is the registry's, replace_expired).
  *
@@ -710,19 +712,26 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
  * the statement itself may be due at once, past its deadline) nor for one
  * without a btree purge index (BRIN, none: the due items cannot be listed
  * cheaply).  The list is as of the moment it is made, as the shortcut's
- * look is: a due item another transaction commits later in the statement
- * is not in it.  A statement that replaces an item under a policy changed
+ * look is; a statement that replaces an item under a policy changed
  * meanwhile drops the list (replace_holder).
  *
- * KNOWN GAP (not fixed): a row can be due the moment it is written, by
- * another transaction, after the look: its deadline is past (rule 9: the
- * shortcut, which deadline containers use, then stops probing), or its
- * writer's statement began more than its lifetime ago (_ts is the
- * statement's timestamp: a long INSERT ... SELECT, a CALL that commits in
- * a loop).  Such a row is neither in the list nor seen by the shortcut, so
- * the statement meets it as a conflict (23505, or ON CONFLICT) where a
- * probe would replace it.  The due floor has no such gap (it is lowered
- * before the row is inserted and read at every row).
+ * The look's guard.  A look (the shortcut, the filter) is of the rows in
+ * the indexes at that moment; an item not due then cannot become due
+ * during the statement (its clock, ttl.now(), is fixed), but another
+ * transaction can write a row that is due the moment it is written (its
+ * deadline is past, rule 9; or its _ts, its statement's timestamp, is older
+ * than its lifetime: a long INSERT ... SELECT, a CALL that commits in a
+ * loop, ttl.now_override in the past).  So (due_floor.c, "Due writes"):
+ * every writer of a row whose earliest expiry is at most DUE_MARGIN_SECONDS
+ * ahead of the real clock announces it in its leaf's slot before the row is
+ * inserted (in flight until its transaction ends; a due_writes counter);
+ * a look is taken only when no other transaction is in flight there, the
+ * statement's clock is not ahead of the real one (ttl.now_override), and
+ * with the policy read as committed (again after every policy change: the
+ * epoch); and every row the look lets skip re-reads due_writes and the
+ * epoch: a change drops the look, the row is looked at again (or probed).
+ * Without the preload there is no slot: no look, every row is probed; so
+ * on a Citus shard.
  */
 /* The two key ranges of the due items in the purge index now. */
 static int
