@@ -1143,6 +1143,8 @@ real_unix_seconds(void)
  * and, when it is due already or about to be by the real clock, is
  * announced (due_floor.c, "Due writes"): another statement's look taken
  * before it cannot have seen it, and must not be trusted from now on.
+ * Called after the row's probes (which may wait for other writers), as
+ * late as can be before the row is inserted.
  */
 static void
 before_write(TtlReplaceState *state, Relation rel, HeapTuple newtuple)
@@ -1212,25 +1214,17 @@ begin_look(TtlReplaceState *state, Relation rel)
 	return ttl_floor_look_begin(state->floor, RelationGetRelid(rel), epoch, &state->mark);
 }
 
-/*
- * Rule 10 for the row a stamp trigger returns (see the file header).
- * *statep is the statement's state, built in mcxt on the first row.
- */
-void
-ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *trigdata,
-					int doc_attnum, HeapTuple newtuple)
+/* The look, the filter and the probes for one row (ttl_replace_expired). */
+static void
+replace_for_row(TtlReplaceState *state, MemoryContext mcxt, TriggerData *trigdata,
+				HeapTuple newtuple)
 {
-	TtlReplaceState *state = *statep;
 	Relation	rel = trigdata->tg_relation;
 	ExprContext *econtext;
 	ItemPointer self = NULL;
 	bool		relook = false;
 	int			i;
 
-	if (state == NULL)
-		*statep = state = build_state(mcxt, trigdata, doc_attnum);
-	if (state->floor != NULL)
-		before_write(state, rel, newtuple);
 	if (!state->active)
 		return;
 	/* nothing of the leaf is due (the floor): no holder can be expired */
@@ -1316,4 +1310,23 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 	}
 	ExecClearTuple(state->new_slot);
 	ResetExprContext(econtext);
+}
+
+/*
+ * Rule 10 for the row a stamp trigger returns (see the file header).
+ * *statep is the statement's state, built in mcxt on the first row.  The
+ * row lowers the floor and is announced after its probes, which may wait
+ * for other writers: as late as can be before it is inserted.
+ */
+void
+ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *trigdata,
+					int doc_attnum, HeapTuple newtuple)
+{
+	TtlReplaceState *state = *statep;
+
+	if (state == NULL)
+		*statep = state = build_state(mcxt, trigdata, doc_attnum);
+	replace_for_row(state, mcxt, trigdata, newtuple);
+	if (state->floor != NULL)
+		before_write(state, trigdata->tg_relation, newtuple);
 }
