@@ -697,8 +697,10 @@ ttl_floor_look_begin(TtlFloor *floor, Oid relid, uint64 epoch, TtlLookMark *mark
 	if (floor_shared == NULL || floor == NULL)
 		return false;
 	mark->epoch = epoch;
+	mark->slot = floor - floor_shared->slots;
 	mark->due_writes = pg_atomic_read_u64(&floor->due_writes);
 	SpinLockAcquire(&floor_shared->mutex);
+	mark->generation = pg_atomic_read_u64(&floor->state) >> 1;
 	ours = floor->dboid == MyDatabaseId && floor->relid == relid;
 	others = floor->in_flight - (holds(floor) ? 1 : 0) +
 		floor_shared->orphans_in_flight - (holds(NULL) ? 1 : 0);

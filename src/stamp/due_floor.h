@@ -16,6 +16,8 @@ typedef struct TtlLookMark
 {
 	uint64		due_writes;
 	uint64		epoch;
+	int			slot;			/* the slot's number (due_set.c) */
+	uint64		generation;		/* the floor's (relcache invalidations) */
 } TtlLookMark;
 
 /* ttl.c's steps: shmem_request, shmem_startup; the relcache callback */

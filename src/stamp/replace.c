@@ -99,6 +99,7 @@
 #include "registry/policy.h"
 #include "registry/registry.h"
 #include "stamp/due_floor.h"
+#include "stamp/due_set.h"
 #include "stamp/replace.h"
 
 /* One unique index of the leaf, ready to probe. */
@@ -733,9 +734,9 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
  * Without the preload there is no slot: no look, every row is probed; so
  * on a Citus shard.
  */
-/* The two key ranges of the due items in the purge index now. */
+/* The two key ranges of the due items in the purge index at the second now. */
 static int
-due_ranges(TtlReplaceState *state, int64 *lo, int64 *hi)
+due_ranges_at(TtlReplaceState *state, int64 now, int64 *lo, int64 *hi)
 {
 	int			n = 0;
 
@@ -745,13 +746,19 @@ due_ranges(TtlReplaceState *state, int64 *lo, int64 *hi)
 
 	/* the lifetime kinds only (no deadline here: see above) */
 	lifetimes.deadline_property[0] = '\0';
-	n = ttl_due_ranges(&lifetimes, true, state->now_seconds, ranges);
+	n = ttl_due_ranges(&lifetimes, true, now, ranges);
 	for (i = 0; i < n; i++)
 	{
 		lo[i] = ranges[i].low;
 		hi[i] = ranges[i].high;
 	}
 	return n;
+}
+
+static int
+due_ranges(TtlReplaceState *state, int64 *lo, int64 *hi)
+{
+	return due_ranges_at(state, state->now_seconds, lo, hi);
 }
 
 static IndexScanDesc
@@ -843,9 +850,111 @@ filter_add_row(TtlReplaceState *state)
 	ResetExprContext(econtext);
 }
 
+/* Add the keys of the rows of the purge index in [lo, hi] to the filters. */
+static int64
+filter_add_range(TtlReplaceState *state, Relation rel, Relation purge,
+				 MemoryContext mcxt, int64 lo, int64 hi)
+{
+	SnapshotData dirty;
+	IndexScanDesc scan;
+	MemoryContext old;
+	int64		n = 0;
+
+	if (lo > hi)
+		return 0;
+	InitDirtySnapshot(dirty);
+	scan = begin_range(rel, purge, &dirty, lo, hi);
+	while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
+	{
+		old = MemoryContextSwitchTo(mcxt);
+		filter_add_row(state);
+		MemoryContextSwitchTo(old);
+		n++;
+	}
+	ExecClearTuple(state->holder_slot);
+	index_endscan(scan);
+	return n;
+}
+
+/* The shared set's key for this statement's look (due_set.c). */
+static bool
+set_key(TtlReplaceState *state, Relation rel, TtlDueSetKey *key)
+{
+	LeafInfo   *leaf = state->leaf;
+	int			i;
+
+	if (leaf->nindexes > TTL_DUE_SET_INDEXES)
+		return false;
+	memset(key, 0, sizeof(TtlDueSetKey));
+	key->relid = RelationGetRelid(rel);
+	key->mark = state->mark;
+	key->default_ttl = state->policy.default_ttl;
+	key->nindexes = leaf->nindexes;
+	for (i = 0; i < leaf->nindexes; i++)
+		key->indexes[i] = leaf->indexes[i].indexoid;
+	return true;
+}
+
 /*
- * Try to make the filters (see above) at the statement's row state->rows;
- * true when made.
+ * The filters from the shared set made under this look's key, with the
+ * items that came due since it was made read from the purge index: true
+ * when there was one.
+ */
+static bool
+filters_from_set(TtlReplaceState *state, Relation rel, Relation purge,
+				 MemoryContext mcxt, const TtlDueSetKey *key)
+{
+	LeafInfo   *leaf = state->leaf;
+	int			counts[TTL_DUE_SET_INDEXES];
+	uint32	   *hashes[TTL_DUE_SET_INDEXES];
+	int64		made;
+	int64		lo0[2], hi0[2], lo[2], hi[2];
+	int			nranges, r, i;
+	int64		added = 0;
+
+	if (!ttl_due_set_fetch(key, &made, counts, hashes, mcxt))
+		return false;
+	state->filters = MemoryContextAllocZero(mcxt, sizeof(DueFilter) * leaf->nindexes);
+	for (i = 0; i < leaf->nindexes; i++)
+	{
+		DueFilter  *f = &state->filters[i];
+
+		f->usable = leaf->indexes[i].equalimage;
+		f->n = counts[i];
+		f->size = Max(counts[i], 16);
+		f->hashes = hashes[i];
+	}
+	/* the items that came due between the set's second and this statement's */
+	if (made < state->now_seconds)
+	{
+		(void) due_ranges_at(state, made, lo0, hi0);
+		nranges = due_ranges(state, lo, hi);
+		for (r = 0; r < nranges; r++)
+			added += filter_add_range(state, rel, purge, mcxt, hi0[r] + 1, hi[r]);
+		if (added > 0)
+		{
+			for (i = 0; i < leaf->nindexes; i++)
+			{
+				if (state->filters[i].usable)
+					sort_hashes(state->filters[i].hashes, state->filters[i].n);
+			}
+		}
+		/* the next statements start from here */
+		for (i = 0; i < leaf->nindexes; i++)
+		{
+			counts[i] = state->filters[i].n;
+			hashes[i] = state->filters[i].hashes;
+		}
+		ttl_due_set_publish(key, state->now_seconds, counts, hashes);
+	}
+	return true;
+}
+
+/*
+ * Try to make the filters (see above) at the statement's row state->rows,
+ * right after a look (begin_look); true when made.  From the shared set
+ * when one was made under the same look's key (due_set.c), else by listing
+ * the due items, when they are at most cap, and then published.
  */
 static bool
 make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap)
@@ -857,7 +966,8 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 	int			nranges;
 	int			r, i;
 	bool		any = false;
-	SnapshotData dirty;
+	bool		keyed;
+	TtlDueSetKey key;
 	MemoryContext old;
 
 	if (!OidIsValid(leaf->purge_index) || TTL_HAS_DEADLINE(&state->policy))
@@ -867,6 +977,13 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 	if (!any)
 		return false;
 	purge = index_open(leaf->purge_index, AccessShareLock);
+	keyed = set_key(state, rel, &key);
+	if (keyed && filters_from_set(state, rel, purge, mcxt, &key))
+	{
+		index_close(purge, AccessShareLock);
+		state->filter_default = state->policy.default_ttl;
+		return true;
+	}
 	due = count_due(state, rel, purge, cap);
 	if (due > cap)
 	{
@@ -884,21 +1001,9 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 		f->hashes = palloc(sizeof(uint32) * f->size);
 	}
 	MemoryContextSwitchTo(old);
-	InitDirtySnapshot(dirty);
 	nranges = due_ranges(state, lo, hi);
 	for (r = 0; r < nranges; r++)
-	{
-		IndexScanDesc scan = begin_range(rel, purge, &dirty, lo[r], hi[r]);
-
-		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
-		{
-			old = MemoryContextSwitchTo(mcxt);
-			filter_add_row(state);
-			MemoryContextSwitchTo(old);
-		}
-		ExecClearTuple(state->holder_slot);
-		index_endscan(scan);
-	}
+		(void) filter_add_range(state, rel, purge, mcxt, lo[r], hi[r]);
 	for (i = 0; i < leaf->nindexes; i++)
 	{
 		DueFilter  *f = &state->filters[i];
@@ -908,6 +1013,18 @@ make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap
 	}
 	index_close(purge, AccessShareLock);
 	state->filter_default = state->policy.default_ttl;
+	if (keyed)
+	{
+		int			counts[TTL_DUE_SET_INDEXES];
+		uint32	   *hashes[TTL_DUE_SET_INDEXES];
+
+		for (i = 0; i < leaf->nindexes; i++)
+		{
+			counts[i] = state->filters[i].n;
+			hashes[i] = state->filters[i].hashes;
+		}
+		ttl_due_set_publish(&key, state->now_seconds, counts, hashes);
+	}
 	return true;
 }
 
