@@ -714,7 +714,11 @@ leaf_may_hold_due(TtlReplaceState *state, Relation rel)
  * without a btree purge index (BRIN, none: the due items cannot be listed
  * cheaply).  The list is as of the moment it is made, as the shortcut's
  * look is; a statement that replaces an item under a policy changed
- * meanwhile drops the list (replace_holder).
+ * meanwhile drops the list (replace_holder).  A list made is left in
+ * shared memory (due_set.c) under its look's key; a later statement, in
+ * any backend, whose look has the same key takes it instead of reading
+ * every due item's row again, and reads from the purge index only the
+ * items that came due since the list's second (filters_from_set).
  *
  * The look's guard.  A look (the shortcut, the filter) is of the rows in
  * the indexes at that moment; an item not due then cannot become due
