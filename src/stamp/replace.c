@@ -67,50 +67,19 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/stratnum.h"
-#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
-#include "common/hashfn.h"
-#include "catalog/namespace.h"
-#include "catalog/partition.h"
-#include "catalog/pg_am.h"
-#include "commands/trigger.h"
 #include "executor/executor.h"
-#include "miscadmin.h"
-#include "nodes/execnodes.h"
-#include "nodes/plannodes.h"
-#include "parser/parsetree.h"
-#include "storage/lmgr.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
-#include "utils/fmgroids.h"
-#include "utils/inval.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
 
 #include "base/compat.h"
 #include "base/settings.h"
-#include "document/deadline.h"
-#include "document/document.h"
-#include "document/due_range.h"
-#include "document/purge_key.h"
-#include "purge/purge.h"
 #include "registry/policy.h"
-#include "registry/registry.h"
-#include "stamp/due_floor.h"
-#include "stamp/due_set.h"
-#include "stamp/replace.h"
-#include "stamp/replace_leaf.h"
 #include "stamp/replace_look.h"
 #include "stamp/replace_probe.h"
 #include "stamp/replace_running.h"
-#include "stamp/replace_state.h"
 
 /* An xact callback (ttl.c registers it). */
 void
@@ -142,7 +111,6 @@ ttl_replace_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		return;
 	ttl_running_pop_level(level);
 }
-
 
 /* ---- the statement's state ---- */
 
