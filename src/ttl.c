@@ -22,11 +22,12 @@
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
  *                       wait -> guard: events -> stamp: rule 10's due
- *                       floors
+ *                       floors, its shared due sets
  *   callbacks           relcache: registry (cached policies), stamp (rule
  *                       10's cached leaves and due floors); syscache RELNAMENSP: registry
  *                       (the SQL version); xact: stamp (rule 10's
- *                       statements), scheduler (CREATE EXTENSION ttl tells
+ *                       statements, due writers in flight, policy
+ *                       changes' epoch), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
  *   policy door         registry/policy.c <- citus (ttl_citus_ops): the
  *                       one way the rest reaches Citus
@@ -59,6 +60,7 @@
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
 #include "stamp/due_floor.h"
+#include "stamp/due_set.h"
 #include "stamp/replace.h"
 
 PG_MODULE_MAGIC;
@@ -198,6 +200,7 @@ ttl_shmem_request(void)
 	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
 	ttl_floor_shmem_request();
+	ttl_due_set_shmem_request();
 }
 
 static void
@@ -209,6 +212,7 @@ ttl_shmem_startup(void)
 	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
 	ttl_floor_shmem_startup();
+	ttl_due_set_shmem_startup();
 }
 
 void

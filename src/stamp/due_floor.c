@@ -58,11 +58,31 @@
  * and its next slot is invalid until validated under the ShareLock, which
  * waits for that writer's transaction.
  *
+ * Due writes (the look's guard, replace.c): a multi-row statement looks
+ * once whether its leaf holds anything due and trusts that look for its
+ * later rows; a row another transaction writes after the look that is due
+ * the moment it is written (past deadline, old _ts) would be missed.  Such
+ * a writer announces the row before it is inserted
+ * (ttl_floor_announce_due): its transaction counts itself in flight in the
+ * slot once (until it ends: ttl_floor_xact_end, from the xact callback, so
+ * a row that waits long between the trigger and its index insertion is
+ * covered), and bumps due_writes.  A look is begun (ttl_floor_look_begin)
+ * only when no other transaction is in flight there, and holds
+ * (ttl_floor_look_holds) while neither due_writes nor the policy epoch
+ * moved.  A slot with a transaction in flight is never given to another
+ * leaf (clock_victim), and a change of owner bumps due_writes; a writer
+ * that finds no slot at all is an orphan, counted cluster-wide, which
+ * stops every look while it lasts and bumps the epoch.  The epoch is also
+ * bumped by every committed policy change (ttl_floor_policy_changed: the
+ * xact callback, after the commit is visible).
+ *
  * Locking: the spinlock guards the slots' identities, the clock and a
  * validation's commit (the bounds read into local variables are written
  * and the floor made valid only if its state and identity did not move);
  * the bounds and the state are atomics (lowering is a compare-and-swap
- * loop that writes only when the key is lower).
+ * loop that writes only when the key is lower); the in-flight counts are
+ * read and written under the spinlock, due_writes and the epoch are
+ * atomics (a fetch-add: a full barrier before the row is inserted).
  */
 #include "postgres.h"
 
@@ -86,6 +106,7 @@
 #include "storage/spin.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -110,6 +131,9 @@ struct TtlFloor
 	bool		referenced;		/* looked up since the clock passed */
 	pg_atomic_uint64 state;
 	pg_atomic_uint64 low[2];	/* per TTL_KEY_* range, order-preserving images */
+	/* the look's guard (see "Due writes" in the file header) */
+	uint32		in_flight;		/* transactions that wrote a due row (spinlock) */
+	pg_atomic_uint64 due_writes;	/* due rows announced, owner changes */
 };
 
 typedef struct FloorShared
@@ -117,6 +141,8 @@ typedef struct FloorShared
 	slock_t		mutex;
 	int			nused;
 	int			hand;			/* the clock, once every slot is used */
+	uint32		orphans_in_flight;	/* due writers that found no slot (spinlock) */
+	pg_atomic_uint64 epoch;		/* policy changes committed, orphan due writes */
 	TtlFloor	slots[FLOOR_SLOTS];
 } FloorShared;
 
@@ -131,6 +157,14 @@ typedef struct FloorEntry
 } FloorEntry;
 
 static HTAB *floor_cache = NULL;
+
+/*
+ * The slots this backend's transaction counts itself in flight in (NULL:
+ * an orphan, counted in orphans_in_flight), released at its end.
+ */
+static TtlFloor **held = NULL;
+static int	nheld = 0;
+static int	held_size = 0;
 
 /* An int64 key as a uint64 of the same order. */
 static inline uint64
@@ -168,6 +202,8 @@ ttl_floor_shmem_startup(void)
 		SpinLockInit(&floor_shared->mutex);
 		floor_shared->nused = 0;
 		floor_shared->hand = 0;
+		floor_shared->orphans_in_flight = 0;
+		pg_atomic_init_u64(&floor_shared->epoch, 0);
 		for (i = 0; i < FLOOR_SLOTS; i++)
 		{
 			floor_shared->slots[i].dboid = InvalidOid;
@@ -176,6 +212,8 @@ ttl_floor_shmem_startup(void)
 			pg_atomic_init_u64(&floor_shared->slots[i].state, 0);
 			pg_atomic_init_u64(&floor_shared->slots[i].low[0], 0);
 			pg_atomic_init_u64(&floor_shared->slots[i].low[1], 0);
+			floor_shared->slots[i].in_flight = 0;
+			pg_atomic_init_u64(&floor_shared->slots[i].due_writes, 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -193,21 +231,25 @@ new_generation(TtlFloor *f)
 
 /*
  * Every slot is used: the first the hand finds not looked up since it last
- * passed (it clears the marks it passes; two turns at most).  Under the
- * spinlock.
+ * passed (it clears the marks it passes) and with no due writer in flight
+ * (its leaf must keep it: the look's guard); NULL after two turns.  Under
+ * the spinlock.
  */
 static TtlFloor *
 clock_victim(void)
 {
-	for (;;)
+	int			i;
+
+	for (i = 0; i < 2 * FLOOR_SLOTS; i++)
 	{
 		TtlFloor   *f = &floor_shared->slots[floor_shared->hand];
 
 		floor_shared->hand = (floor_shared->hand + 1) % FLOOR_SLOTS;
-		if (!f->referenced)
+		if (!f->referenced && f->in_flight == 0)
 			return f;
 		f->referenced = false;
 	}
+	return NULL;
 }
 
 /* The slot of relid in this database, or NULL (created when asked). */
@@ -234,13 +276,17 @@ find_shared(Oid relid, bool create)
 	{
 		found = floor_shared->nused < FLOOR_SLOTS ?
 			&floor_shared->slots[floor_shared->nused++] : clock_victim();
-		/* a new generation, invalid, before the new identity (file header) */
-		new_generation(found);
-		pg_write_barrier();
-		found->dboid = MyDatabaseId;
-		found->relid = relid;
-		found->referenced = true;
-		/* invalid until validated; the bounds are set then */
+		if (found != NULL)
+		{
+			/* a new generation, invalid, before the new identity (file header) */
+			new_generation(found);
+			/* a look of the old owner taken before does not hold any more */
+			pg_atomic_fetch_add_u64(&found->due_writes, 1);
+			found->dboid = MyDatabaseId;
+			found->relid = relid;
+			found->referenced = true;
+			/* invalid until validated; the bounds are set then */
+		}
 	}
 	SpinLockRelease(&floor_shared->mutex);
 	return found;
@@ -509,4 +555,164 @@ ttl_floor_nothing_due(TtlFloor *floor, Oid relid, int32 default_ttl, int64 now_s
 		 key_image(ttl_purge_key_encode(TTL_KEY_INHERITED, now_seconds - default_ttl)));
 	pg_read_barrier();
 	return above && pg_atomic_read_u64(&floor->state) == s;
+}
+
+/* ---- due writes: the look's guard ---- */
+
+/* Whether this transaction counts itself in flight in floor (NULL: orphan). */
+static bool
+holds(TtlFloor *floor)
+{
+	int			i;
+
+	for (i = 0; i < nheld; i++)
+	{
+		if (held[i] == floor)
+			return true;
+	}
+	return false;
+}
+
+/* Room for one more held slot (before the spinlock: no allocation under it). */
+static void
+reserve_held(void)
+{
+	if (nheld < held_size)
+		return;
+	held = held == NULL ?
+		MemoryContextAlloc(TopMemoryContext, sizeof(TtlFloor *) * 8) :
+		repalloc(held, sizeof(TtlFloor *) * held_size * 2);
+	held_size = held_size == 0 ? 8 : held_size * 2;
+}
+
+/* Under the spinlock, after reserve_held. */
+static void
+remember_held(TtlFloor *floor)
+{
+	held[nheld++] = floor;
+}
+
+/*
+ * A row of relid that is due, or about to be, is about to be written (see
+ * "Due writes" in the file header): count this transaction in flight in
+ * the leaf's slot (once per transaction; until its end) and bump the
+ * slot's due writes, before the row is inserted.  *floorp is the caller's
+ * slot for the leaf; it is replaced when the slot went to another leaf.
+ */
+void
+ttl_floor_announce_due(TtlFloor **floorp, Oid relid)
+{
+	TtlFloor   *f = *floorp;
+
+	if (floor_shared == NULL)
+		return;
+	reserve_held();
+	for (;;)
+	{
+		bool		ours;
+
+		SpinLockAcquire(&floor_shared->mutex);
+		ours = f != NULL && f->dboid == MyDatabaseId && f->relid == relid;
+		if (ours && !holds(f))
+		{
+			/* under the spinlock: the clock gives away no slot in flight */
+			f->in_flight++;
+			remember_held(f);
+		}
+		SpinLockRelease(&floor_shared->mutex);
+		if (ours)
+			break;
+		/* the slot went to another leaf (or none): the leaf's own, or a new one */
+		f = ttl_floor_find(relid, true);
+		*floorp = f;
+		if (f == NULL)
+		{
+			/* no slot to be had: an orphan, seen by every look */
+			SpinLockAcquire(&floor_shared->mutex);
+			if (!holds(NULL))
+			{
+				floor_shared->orphans_in_flight++;
+				remember_held(NULL);
+			}
+			SpinLockRelease(&floor_shared->mutex);
+			pg_atomic_fetch_add_u64(&floor_shared->epoch, 1);
+			return;
+		}
+	}
+	/* a full barrier: the count is up before the row is inserted */
+	pg_atomic_fetch_add_u64(&f->due_writes, 1);
+}
+
+/* The end of this backend's transaction (ttl.c's xact callback, through replace.c). */
+void
+ttl_floor_xact_end(void)
+{
+	int			i;
+
+	if (nheld == 0)
+		return;
+	SpinLockAcquire(&floor_shared->mutex);
+	for (i = 0; i < nheld; i++)
+	{
+		if (held[i] == NULL)
+			floor_shared->orphans_in_flight--;
+		else
+			held[i]->in_flight--;
+	}
+	SpinLockRelease(&floor_shared->mutex);
+	nheld = 0;
+}
+
+/* A policy change committed (ttl.c's xact callback, through replace.c). */
+void
+ttl_floor_policy_changed(void)
+{
+	if (floor_shared != NULL)
+		pg_atomic_fetch_add_u64(&floor_shared->epoch, 1);
+}
+
+/* The policy epoch now (0 without the preload). */
+uint64
+ttl_floor_epoch(void)
+{
+	if (floor_shared == NULL)
+		return 0;
+	return pg_atomic_read_u64(&floor_shared->epoch);
+}
+
+/*
+ * Begin a statement's look at the leaf relid (the shortcut, the due
+ * filter): true when it may be trusted, with *mark set for
+ * ttl_floor_look_holds; false when a due writer other than this
+ * transaction is in flight (its row may not be in the indexes yet), or the
+ * slot is not the leaf's.  epoch: the policy epoch the caller read before
+ * it read the policy the look uses.
+ */
+bool
+ttl_floor_look_begin(TtlFloor *floor, Oid relid, uint64 epoch, TtlLookMark *mark)
+{
+	uint32		others;
+	bool		ours;
+
+	if (floor_shared == NULL || floor == NULL)
+		return false;
+	mark->epoch = epoch;
+	mark->slot = floor - floor_shared->slots;
+	mark->due_writes = pg_atomic_read_u64(&floor->due_writes);
+	SpinLockAcquire(&floor_shared->mutex);
+	mark->generation = pg_atomic_read_u64(&floor->state) >> 1;
+	ours = floor->dboid == MyDatabaseId && floor->relid == relid;
+	others = floor->in_flight - (holds(floor) ? 1 : 0) +
+		floor_shared->orphans_in_flight - (holds(NULL) ? 1 : 0);
+	SpinLockRelease(&floor_shared->mutex);
+	/* the spinlock is a barrier: the look's reads come after these */
+	return ours && others == 0;
+}
+
+/* Whether nothing was announced, and no policy changed, since the look. */
+bool
+ttl_floor_look_holds(TtlFloor *floor, const TtlLookMark *mark)
+{
+	return pg_atomic_read_u64(&floor->due_writes) == mark->due_writes &&
+		pg_atomic_read_u64(&floor_shared->epoch) == mark->epoch;
 }

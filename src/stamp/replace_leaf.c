@@ -1,0 +1,210 @@
+/*
+ * replace_leaf.c
+ *		Rule 10's leaf cache: per leaf (a container's table or partition),
+ *		its unique btree indexes ready to probe (IndexInfo, predicate, the
+ *		key images the due filter hashes), the row type, its ancestors and
+ *		its btree purge index, kept across statements and transactions and
+ *		dropped by the leaf's relcache invalidation (ttl.c's callback, which
+ *		also invalidates the leaf's due floor).
+ *
+ * Locking: the indexes are opened with RowExclusiveLock while the entry
+ * is built (the statement holds the table); nothing kept holds a lock, a
+ * pin or a relation reference.  An entry dropped while a statement uses
+ * it is retired and freed at the end of the transaction.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/nbtree.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/partition.h"
+#include "catalog/pg_am.h"
+#include "executor/executor.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "document/purge_key.h"
+#include "stamp/replace_state.h"
+
+/* ---- the leaf's cache ---- */
+
+/*
+ * Per leaf (hash on its OID): its unique btree indexes with their
+ * IndexInfo (key equality operators, expressions and predicate prepared in
+ * an EState of the cache's own), the row type, and the tables it is a
+ * partition of.  Building that costs a one-row INSERT more than its probe
+ * (catalog look-ups for every key's operator), so it is kept across
+ * statements.  Anything that changes what it holds invalidates the leaf's
+ * relcache entry: an index created, dropped or made valid, a column
+ * changed, ATTACH / DETACH PARTITION; the relcache callback then drops the
+ * entry.  A dropped entry may still serve a statement that is running (an
+ * inner write of the same leaf from a trigger can rebuild it meanwhile),
+ * so it is only retired then, and freed at the end of the transaction.
+ * The container's policy is never kept here: the registry's cache
+ * (registry.c) serves it to every statement.  Nothing here holds a buffer
+ * pin or a relation reference: the slots are the statement's.
+ */
+typedef struct LeafEntry
+{
+	Oid			relid;			/* hash key */
+	LeafInfo   *info;
+} LeafEntry;
+
+static HTAB *leaf_cache = NULL;
+static LeafInfo *retired = NULL;
+
+static void
+retire_entry(LeafEntry *entry)
+{
+	entry->info->next = retired;
+	retired = entry->info;
+	hash_search(leaf_cache, &entry->relid, HASH_REMOVE, NULL);
+}
+
+/* A relcache callback (ttl.c registers it): cached leaves go stale. */
+void
+ttl_replace_invalidate(Datum arg, Oid relid)
+{
+	LeafEntry  *entry;
+
+	ttl_floor_invalidate(relid);
+	if (leaf_cache == NULL)
+		return;
+	if (relid != InvalidOid)
+	{
+		entry = hash_search(leaf_cache, &relid, HASH_FIND, NULL);
+		if (entry != NULL)
+			retire_entry(entry);
+	}
+	else
+	{
+		HASH_SEQ_STATUS status;
+
+		hash_seq_init(&status, leaf_cache);
+		while ((entry = hash_seq_search(&status)) != NULL)
+			retire_entry(entry);
+	}
+}
+
+/* At the end of a transaction no statement uses a retired entry any more. */
+void
+ttl_leaf_free_retired(void)
+{
+	while (retired != NULL)
+	{
+		LeafInfo   *info = retired;
+
+		retired = info->next;
+		MemoryContextDelete(info->mcxt);
+	}
+}
+
+/* The unique btree indexes of rel, with what the probe needs. */
+/*
+ * How the filter hashes the index's key columns (their images), kept so
+ * that a row the filter clears does not open the index at all.
+ */
+static void
+load_key_images(ReplaceIndex *u, Relation index)
+{
+	int			i;
+
+	u->nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	for (i = 0; i < u->nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), i);
+
+		u->keybyval[i] = att->attbyval;
+		u->keylen[i] = att->attlen;
+	}
+}
+
+static void
+load_indexes(LeafInfo *leaf, Relation rel, AttrNumber doc_attnum)
+{
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	leaf->indexes = palloc0(sizeof(ReplaceIndex) * Max(list_length(indexes), 1));
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
+		Form_pg_index form = index->rd_index;
+		ReplaceIndex *u = &leaf->indexes[leaf->nindexes];
+
+		if (form->indisunique && form->indisvalid && form->indisready &&
+			!form->indisexclusion && index->rd_rel->relam == BTREE_AM_OID)
+		{
+			u->indexoid = RelationGetRelid(index);
+			u->info = BuildIndexInfo(index);
+			BuildSpeculativeIndexInfo(index, u->info);
+			if (u->info->ii_Predicate != NIL)
+				u->predicate = ExecPrepareQual(u->info->ii_Predicate, leaf->estate);
+			u->equalimage = _bt_allequalimage(index, false);
+			load_key_images(u, index);
+			leaf->nindexes++;
+		}
+		else if (ttl_purge_index_kind(index, doc_attnum) == TTL_INDEX_KEY)
+			leaf->purge_index = RelationGetRelid(index);
+		index_close(index, NoLock);
+	}
+	list_free(indexes);
+}
+
+static LeafInfo *
+build_leaf(Relation rel, AttrNumber doc_attnum)
+{
+	MemoryContext mcxt = AllocSetContextCreate(CacheMemoryContext, "ttl rule 10 leaf",
+											   ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(mcxt);
+	LeafInfo   *leaf = palloc0(sizeof(LeafInfo));
+	List	   *ancestors = rel->rd_rel->relispartition ?
+		get_partition_ancestors(RelationGetRelid(rel)) : NIL;
+	ListCell   *lc;
+
+	leaf->mcxt = mcxt;
+	leaf->ancestors = palloc(sizeof(Oid) * (list_length(ancestors) + 1));
+	leaf->ancestors[leaf->nancestors++] = RelationGetRelid(rel);
+	foreach(lc, ancestors)
+		leaf->ancestors[leaf->nancestors++] = lfirst_oid(lc);
+	leaf->estate = CreateExecutorState();
+	leaf->desc = CreateTupleDescCopy(RelationGetDescr(rel));
+	leaf->table_ops = table_slot_callbacks(rel);
+	load_indexes(leaf, rel, doc_attnum);
+	MemoryContextSwitchTo(old);
+	return leaf;
+}
+
+/* The leaf's cached entry, built if missing. */
+LeafInfo *
+ttl_leaf_info(Relation rel, AttrNumber doc_attnum)
+{
+	Oid			relid = RelationGetRelid(rel);
+	LeafEntry  *entry;
+	bool		found;
+	LeafInfo   *leaf;
+
+	if (leaf_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(LeafEntry);
+		leaf_cache = hash_create("ttl rule 10 leaves", 64, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	entry = hash_search(leaf_cache, &relid, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry->info;
+	/* built first: building may take invalidations, which edit the hash */
+	leaf = build_leaf(rel, doc_attnum);
+	entry = hash_search(leaf_cache, &relid, HASH_ENTER, &found);
+	if (found)
+	{
+		entry->info->next = retired;	/* cannot happen; keep it safe */
+		retired = entry->info;
+	}
+	entry->info = leaf;
+	return leaf;
+}

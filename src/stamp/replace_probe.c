@@ -1,0 +1,206 @@
+/*
+ * replace_probe.c
+ *		Rule 10's probe: the new row's key looked up in one unique index
+ *		with a dirty snapshot (as core's unique check does), a busy holder
+ *		waited for, and an expired holder replaced (purge_replace.c's
+ *		delete) after the container's replace lock is taken and the policy
+ *		read as committed; the restore guard's hold raises 23505 instead.
+ *
+ * Locking: the index is the statement's (RowExclusiveLock); the replace
+ * lock (registry.c, RowExclusiveLock until commit) orders a replacement
+ * against policy changes; the delete waits for whoever holds the row.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "base/compat.h"
+#include "document/deadline.h"
+#include "purge/purge.h"
+#include "registry/policy.h"
+#include "stamp/replace_probe.h"
+#include "stamp/replace_running.h"
+
+/* ---- one row ---- */
+
+/* Whether the row in the holder slot is expired under the policy now. */
+static bool
+holder_expired(TtlReplaceState *state, TupleTableSlot *slot)
+{
+	bool		isnull;
+	Datum		doc = slot_getattr(slot, state->doc_attnum, &isnull);
+	int64		expiry;
+
+	if (isnull)
+		return false;
+	return ttl_datum_expiry_with_deadline(doc, state->policy.default_is_null,
+										  state->policy.default_ttl,
+										  TTL_HAS_DEADLINE(&state->policy) ?
+										  state->policy.deadline_property : NULL,
+										  &expiry) &&
+		expiry <= state->now_seconds;
+}
+
+/* 23505 for a conflict with an expired item the restore guard holds. */
+static void
+report_held(TtlReplaceState *state, Relation rel, Relation index,
+			Datum *values, bool *isnull)
+{
+	char	   *key = BuildIndexValueDescription(index, values, isnull);
+	char	   *name = ttl_relation_display_name(state->container);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key ?
+			 errdetail("Key %s is held by an expired item of container %s, which the restore guard holds: nothing is replaced while the hold stands.",
+					   key, name) :
+			 errdetail("The key is held by an expired item of container %s, which the restore guard holds: nothing is replaced while the hold stands.",
+					   name),
+			 errhint("Check the container, then run SELECT ttl.resume('%s') to release the hold.",
+					 name),
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+/*
+ * The holder at tid is expired by the statement's policy: replace it.
+ * Takes the replace lock and reads the policy as committed now (a
+ * shard's is its trigger's, which a change cannot replace while this
+ * statement holds the shard).  true: it is gone.
+ */
+static bool
+replace_holder(TtlReplaceState *state, Relation rel, Relation index,
+			   ItemPointer tid, Datum *values, bool *isnull)
+{
+	if (!state->from_trigger)
+	{
+		TtlContainer fresh;
+
+		ttl_lock_container_for_replace(state->container);
+		if (!ttl_read_container(state->container, &fresh))
+		{
+			state->active = false;	/* disabled meanwhile */
+			return false;
+		}
+		/* a list of due items made by another default is no longer one */
+		if (state->filters != NULL &&
+			(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
+			 TTL_HAS_DEADLINE(&fresh)))
+		{
+			state->filters = NULL;
+			state->look = LOOK_NONE;
+		}
+		state->policy = fresh;	/* the probes of this statement go on with it */
+		if (fresh.default_is_null || !fresh.replace_expired)
+		{
+			state->active = false;
+			return false;
+		}
+		if (fresh.held)
+		{
+			if (ttl_running_covers(state->container, RelationGetRelid(rel),
+								   RelationGetRelid(index)))
+				return false;	/* ON CONFLICT handles it as a conflict */
+			report_held(state, rel, index, values, isnull);
+		}
+	}
+	else
+	{
+		TtlContainer piece;
+
+		/*
+		 * A shard's archive (issue 31): the colocated shard of the archive
+		 * its trigger names, found through the policy door as the purge
+		 * finds it (an error when it is not on this node: nothing deleted).
+		 */
+		if (ttl_policy_read(state->container, &piece))
+			state->policy.archive = piece.archive;
+	}
+
+	/*
+	 * A legal hold (SPEC, "After 1.6") plugs in here: a holder its match
+	 * covers raises 55000, also under ON CONFLICT DO NOTHING.
+	 */
+	return ttl_purge_replaced_item(state->container, RelationGetRelid(rel), tid,
+								   &state->policy, state->now_seconds);
+}
+
+/*
+ * Probe one unique index for the key (values, isnull) and replace an
+ * expired holder; self is the UPDATE's old row (never a holder).
+ */
+void
+ttl_probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceIndex *u,
+			Datum *values, bool *isnull, ItemPointer self)
+{
+	IndexInfo  *info = u->info;
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	ScanKeyData scankeys[INDEX_MAX_KEYS];
+	SnapshotData dirty;
+	ItemPointerData tried;
+	int			i;
+
+	ItemPointerSetInvalid(&tried);
+	for (i = 0; i < nkeys; i++)
+	{
+		if (isnull[i] && !info->ii_NullsNotDistinct)
+			return;				/* a NULL key conflicts with nothing */
+		ScanKeyEntryInitialize(&scankeys[i], isnull[i] ? SK_ISNULL | SK_SEARCHNULL : 0,
+							   i + 1, info->ii_UniqueStrats[i], InvalidOid,
+							   index->rd_indcollation[i], info->ii_UniqueProcs[i],
+							   values[i]);
+	}
+	InitDirtySnapshot(dirty);
+	for (;;)
+	{
+		IndexScanDesc scan;
+		TransactionId xwait = InvalidTransactionId;
+		uint32		token = 0;
+		bool		found = false;
+		bool		expired = false;
+		ItemPointerData tid;
+
+		ItemPointerSetInvalid(&tid);
+		scan = ttl_index_beginscan(rel, index, &dirty, nkeys, 0);
+		index_rescan(scan, scankeys, nkeys, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
+		{
+			if (self != NULL && ItemPointerEquals(&state->holder_slot->tts_tid, self))
+				continue;
+			tid = state->holder_slot->tts_tid;
+			xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
+			token = dirty.speculativeToken;
+			if (!TransactionIdIsValid(xwait))
+				expired = holder_expired(state, state->holder_slot);
+			found = true;
+			break;
+		}
+		ExecClearTuple(state->holder_slot);
+		index_endscan(scan);
+		if (!found)
+			return;				/* no holder: nothing conflicts */
+		if (TransactionIdIsValid(xwait))
+		{
+			/* its writer is busy: wait, then look at its newest version */
+			if (token != 0)
+				SpeculativeInsertionWait(dirty.xmin, token);
+			else
+				XactLockTableWait(xwait, rel, &tid, XLTW_InsertIndex);
+			continue;
+		}
+		if (!expired)
+			return;				/* a live item: it conflicts, as before */
+		if (ItemPointerEquals(&tid, &tried))
+			return;				/* its delete was refused: it conflicts */
+		if (replace_holder(state, rel, index, &tid, values, isnull))
+			return;
+		if (!state->active)
+			return;
+		tried = tid;			/* changed meanwhile, or refused: look again */
+	}
+}

@@ -1,0 +1,14 @@
+/*
+ * replace_running.h
+ *		The INSERT and UPDATE statements running (replace_running.c): their
+ *		ON CONFLICT clause and planned rows, for rule 10.  Internal to stamp/.
+ */
+#ifndef TTL_REPLACE_RUNNING_H
+#define TTL_REPLACE_RUNNING_H
+
+extern void ttl_running_pop_all(void);
+extern void ttl_running_pop_level(int level);
+extern bool ttl_running_covers(Oid container, Oid leaf, Oid index);
+extern double ttl_running_rows(const Oid *ancestors, int nancestors);
+
+#endif							/* TTL_REPLACE_RUNNING_H */
