@@ -559,6 +559,33 @@ ttl_look_before_write(TtlReplaceState *state, Relation rel, HeapTuple newtuple)
 }
 
 /*
+ * Read the container's policy as committed now into the statement's state
+ * (the look, and the probe before a replacement); a list of due items made
+ * under another default, or now that a deadline applies, no longer holds.
+ * false: the container was disabled meanwhile (the statement is done).
+ */
+bool
+ttl_look_read_committed_policy(TtlReplaceState *state)
+{
+	TtlContainer fresh;
+
+	if (!ttl_read_container(state->container, &fresh))
+	{
+		state->active = false;
+		return false;
+	}
+	if (state->filters != NULL &&
+		(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
+		 TTL_HAS_DEADLINE(&fresh)))
+	{
+		state->filters = NULL;
+		state->look = LOOK_NONE;
+	}
+	state->policy = fresh;
+	return true;
+}
+
+/*
  * Take the statement's look (see "the look's guard" above):
  * true when it may be trusted.  The policy is read as committed first (and
  * again after every policy change: the epoch).
@@ -575,23 +602,15 @@ ttl_look_begin(TtlReplaceState *state, Relation rel)
 		return false;
 	if (!state->policy_fresh || epoch != state->epoch_seen)
 	{
-		TtlContainer fresh;
+		const TtlContainer *fresh = &state->policy;
 
-		if (!ttl_read_container(state->container, &fresh))
-		{
-			state->active = false;	/* disabled meanwhile */
+		if (!ttl_look_read_committed_policy(state))
 			return false;
-		}
-		if (state->filters != NULL &&
-			(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
-			 TTL_HAS_DEADLINE(&fresh)))
-			state->filters = NULL;
-		state->policy = fresh;
 		state->policy_fresh = true;
 		state->epoch_seen = epoch;
-		if (TTL_HAS_DEADLINE(&fresh))
+		if (TTL_HAS_DEADLINE(fresh))
 			state->floor_usable = false;
-		if (fresh.default_is_null || !fresh.replace_expired)
+		if (fresh->default_is_null || !fresh->replace_expired)
 		{
 			state->active = false;
 			return false;

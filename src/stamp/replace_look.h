@@ -11,6 +11,7 @@
 extern bool ttl_look_may_hold_due(TtlReplaceState *state, Relation rel);
 extern bool ttl_look_make_filters(TtlReplaceState *state, Relation rel, MemoryContext mcxt, int64 cap);
 extern bool ttl_look_filter_may_hold(TtlReplaceState *state, int i, Datum *values, bool *isnull);
+extern bool ttl_look_read_committed_policy(TtlReplaceState *state);
 extern bool ttl_look_begin(TtlReplaceState *state, Relation rel);
 extern void ttl_look_before_write(TtlReplaceState *state, Relation rel, HeapTuple newtuple);
 

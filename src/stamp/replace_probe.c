@@ -22,6 +22,7 @@
 #include "document/deadline.h"
 #include "purge/purge.h"
 #include "registry/policy.h"
+#include "stamp/replace_look.h"
 #include "stamp/replace_probe.h"
 #include "stamp/replace_running.h"
 
@@ -79,29 +80,18 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 {
 	if (!state->from_trigger)
 	{
-		TtlContainer fresh;
+		const TtlContainer *fresh = &state->policy;
 
 		ttl_lock_container_for_replace(state->container);
-		if (!ttl_read_container(state->container, &fresh))
-		{
-			state->active = false;	/* disabled meanwhile */
+		/* the probes of this statement go on with the policy read here */
+		if (!ttl_look_read_committed_policy(state))
 			return false;
-		}
-		/* a list of due items made by another default is no longer one */
-		if (state->filters != NULL &&
-			(fresh.default_is_null || fresh.default_ttl != state->filter_default ||
-			 TTL_HAS_DEADLINE(&fresh)))
-		{
-			state->filters = NULL;
-			state->look = LOOK_NONE;
-		}
-		state->policy = fresh;	/* the probes of this statement go on with it */
-		if (fresh.default_is_null || !fresh.replace_expired)
+		if (fresh->default_is_null || !fresh->replace_expired)
 		{
 			state->active = false;
 			return false;
 		}
-		if (fresh.held)
+		if (fresh->held)
 		{
 			if (ttl_running_covers(state->container, RelationGetRelid(rel),
 								   RelationGetRelid(index)))
