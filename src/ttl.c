@@ -27,7 +27,8 @@
  *                       10's cached leaves and due floors); syscache RELNAMENSP: registry
  *                       (the SQL version); xact: stamp (rule 10's
  *                       statements, due writers in flight, policy
- *                       changes' epoch), scheduler (CREATE EXTENSION ttl tells
+ *                       changes' epoch), purge (a marking round's
+ *                       origin given back at abort), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
  *   policy door         registry/policy.c <- citus (ttl_citus_ops): the
  *                       one way the rest reaches Citus
@@ -54,6 +55,7 @@
 #include "guard/guard.h"
 #include "guard/guard_events.h"
 #include "live/live_view.h"
+#include "purge/mark.h"
 #include "purge/purge.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
@@ -228,6 +230,7 @@ _PG_init(void)
 	CacheRegisterRelcacheCallback(ttl_replace_invalidate, (Datum) 0);
 	CacheRegisterSyscacheCallback(RELNAMENSP, ttl_registry_forget_version, (Datum) 0);
 	RegisterXactCallback(ttl_replace_xact_callback, NULL);
+	RegisterXactCallback(ttl_mark_xact_callback, NULL);
 	RegisterSubXactCallback(ttl_replace_subxact_callback, NULL);
 
 	prev_planner = planner_hook;

@@ -96,7 +96,6 @@ static bool round_marks = false;
 static RepOriginId held_origin = InvalidRepOriginId;
 /* Let held_origin go when the current transaction aborts. */
 static bool release_at_abort = false;
-static bool callback_registered = false;
 
 /* Whether marking applies at all: the setting, and a stream to mark. */
 static bool
@@ -115,9 +114,9 @@ release_origin(void)
 	held_origin = InvalidRepOriginId;
 }
 
-/* An error ended ttl.run_purge(): the abort lets the origin go. */
-static void
-mark_xact_callback(XactEvent event, void *arg)
+/* An error ended ttl.run_purge(): the abort lets the origin go (ttl.c installs this). */
+void
+ttl_mark_xact_callback(XactEvent event, void *arg)
 {
 	if (event != XACT_EVENT_ABORT || !release_at_abort)
 		return;
@@ -216,11 +215,6 @@ ttl_mark_begin(TtlMarkBy by, TtlMarkRestart restart)
 	round_marks = marking_wanted();
 	if (!round_marks || by == TTL_MARK_BY_PURGE)
 		return;
-	if (!callback_registered)
-	{
-		RegisterXactCallback(mark_xact_callback, NULL);
-		callback_registered = true;
-	}
 	release_at_abort = true;
 	if (held_origin == InvalidRepOriginId)
 	{

@@ -7,6 +7,8 @@
 #ifndef TTL_MARK_H
 #define TTL_MARK_H
 
+#include "access/xact.h"
+
 /* Who purges: names the path in the message, and decides the origin. */
 typedef enum TtlMarkBy
 {
@@ -22,6 +24,7 @@ typedef void (*TtlMarkRestart) (void);
 extern void ttl_mark_begin(TtlMarkBy by, TtlMarkRestart restart);
 extern void ttl_mark_end(TtlMarkRestart restart);
 extern void ttl_mark_abandon(void);
+extern void ttl_mark_xact_callback(XactEvent event, void *arg);
 /*
  * The one call of a purge deleter (a batch of the worker, run_purge or
  * ttl.purge(), rule 10's replacing writer, ...): rows items of container
