@@ -16,7 +16,7 @@ MODULE_big = ttl
 # Recursively expanded: $(srcdir) is set by PGXS, included below.
 OBJS = $(patsubst $(srcdir)/%.c,%.o,$(sort $(wildcard $(srcdir)/src/*.c $(srcdir)/src/*/*.c)))
 EXTENSION = ttl
-DATA = ttl--1.0.sql ttl--1.0--1.1.sql ttl--1.1--1.2.sql ttl--1.2--1.3.sql ttl--1.3--1.4.sql ttl--1.4--1.5.sql ttl--1.5--1.6.sql ttl--1.6--1.7.sql ttl--1.7--1.8.sql
+DATA = ttl--1.0.sql ttl--1.0--1.1.sql ttl--1.1--1.2.sql ttl--1.2--1.3.sql ttl--1.3--1.4.sql ttl--1.4--1.5.sql ttl--1.5--1.6.sql ttl--1.6--1.7.sql ttl--1.7--1.8.sql ttl--1.8--1.9.sql
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view \
