@@ -24,6 +24,7 @@
 #include "base/settings.h"
 
 bool		ttl_enabled = true;
+bool		ttl_worker_enabled = true;
 int			ttl_naptime = 10;
 int			ttl_max_workers = 2;
 int			ttl_rescan_interval = 300;
@@ -191,6 +192,22 @@ ttl_define_settings(void)
 							 &ttl_enabled,
 							 true,
 							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	/*
+	 * Per database (ALTER DATABASE ... SET): the worker reads its database's
+	 * settings when it connects, so this keeps it out of one database while
+	 * ttl.purge() and ttl.run_purge() go on there, as in a database of
+	 * tests, or one purged by pg_cron.  Superuser-only: an owner must not
+	 * be able to stop the purge of a database for the other owners.
+	 */
+	DefineCustomBoolVariable("ttl.worker_enabled",
+							 "Lets the background purge worker visit this database.",
+							 "Set it off for one database with ALTER DATABASE ... SET; ttl.purge() and ttl.run_purge() are not affected.",
+							 &ttl_worker_enabled,
+							 true,
+							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
 

@@ -12,6 +12,7 @@
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)
 
 extern bool ttl_enabled;
+extern bool ttl_worker_enabled;
 extern int	ttl_naptime;
 extern int	ttl_max_workers;
 extern int	ttl_rescan_interval;

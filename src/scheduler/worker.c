@@ -454,7 +454,8 @@ ttl_worker_main(Datum arg)
 	ttl_db_load_resume_points(dboid, resume_points);
 
 	reload_settings_if_asked();
-	if (ttl_enabled)
+	/* ttl.worker_enabled comes from the database's settings (ALTER DATABASE) */
+	if (ttl_enabled && ttl_worker_enabled)
 		worker_visit(dboid);
 	proc_exit(0);
 }

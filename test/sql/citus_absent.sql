@@ -20,6 +20,7 @@ DROP TABLE ca;
 -- ALTER EXTENSION ttl UPDATE from 1.3
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_citus;
+ALTER DATABASE regress_ttl_citus SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_citus
 CREATE EXTENSION ttl VERSION '1.3';
 CREATE TABLE up (id int PRIMARY KEY, doc jsonb NOT NULL);

@@ -7,6 +7,7 @@
 \set SHOW_CONTEXT never
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_owner_up;
+ALTER DATABASE regress_ttl_owner_up SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_owner_up
 CREATE EXTENSION ttl VERSION '1.7';
 CREATE SCHEMA "Up S";

@@ -131,6 +131,7 @@ DROP SCHEMA ip CASCADE;
 -- ALTER EXTENSION ttl UPDATE from 1.6: the same privileges and checks
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_ip_up;
+ALTER DATABASE regress_ttl_ip_up SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_ip_up
 \set SHOW_CONTEXT never
 CREATE EXTENSION ttl VERSION '1.6';

@@ -23,6 +23,7 @@ SHOW ttl.rescan_interval;
 -- ALTER EXTENSION ttl UPDATE from 1.1 brings the views
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_pool;
+ALTER DATABASE regress_ttl_pool SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_pool
 CREATE EXTENSION ttl VERSION '1.1';
 SELECT to_regclass('ttl.databases'), to_regclass('ttl.worker_pool');
@@ -40,6 +41,7 @@ SET ttl.max_replication_lag = '1GB';
 SET ttl.replication_lag_ignore = 'standby1';
 -- ALTER EXTENSION ttl UPDATE from 1.6 brings the columns
 CREATE DATABASE regress_ttl_pool_lag;
+ALTER DATABASE regress_ttl_pool_lag SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_pool_lag
 CREATE EXTENSION ttl VERSION '1.6';
 SELECT count(*) FROM pg_attribute WHERE attrelid = 'ttl.worker_pool'::regclass AND attname LIKE 'replication%';

@@ -244,6 +244,7 @@ DROP PROCEDURE pv_put(text, jsonb, interval);
 -- ---- containers still on the 1.0-1.2 layout (two partial indexes) ----
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_preview;
+ALTER DATABASE regress_ttl_preview SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_preview
 \set SHOW_CONTEXT never
 SET client_min_messages = warning;

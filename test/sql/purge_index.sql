@@ -114,6 +114,7 @@ DROP FUNCTION pi_check(regclass, bigint);
 -- (CREATE INDEX CONCURRENTLY, then DROP INDEX CONCURRENTLY), run by \gexec
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_purge_index;
+ALTER DATABASE regress_ttl_purge_index SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_purge_index
 \set SHOW_CONTEXT never
 CREATE EXTENSION ttl VERSION '1.2';

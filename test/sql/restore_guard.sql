@@ -131,6 +131,7 @@ DROP TABLE g_old, g_own, g_few, g_edge, g_moved, g_moved_small, g_brin, g_none, 
 -- and the 1.4 SQL runs on the new library before the update
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_guard;
+ALTER DATABASE regress_ttl_guard SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_guard
 SET ttl.now_override = '2026-01-01 00:00:00+00';
 CREATE EXTENSION ttl VERSION '1.4';
@@ -159,6 +160,7 @@ DROP DATABASE regress_ttl_guard;
 -- a container of the 1.0 layout (two partial purge indexes, kept by the
 -- updates): the estimate walks them the same way
 CREATE DATABASE regress_ttl_guard_old;
+ALTER DATABASE regress_ttl_guard_old SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_guard_old
 SET ttl.now_override = '2026-01-01 00:00:00+00';
 CREATE EXTENSION ttl VERSION '1.2';

@@ -142,6 +142,7 @@ DROP ROLE regress_sp_owner, regress_sp_reader, regress_sp_other, regress_sp_bypa
 -- everyone; after it, neither
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_stats_privacy;
+ALTER DATABASE regress_ttl_stats_privacy SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_stats_privacy
 \set SHOW_CONTEXT never
 CREATE EXTENSION ttl VERSION '1.6';

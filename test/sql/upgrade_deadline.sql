@@ -6,6 +6,7 @@
 \set SHOW_CONTEXT never
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_deadline_up;
+ALTER DATABASE regress_ttl_deadline_up SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_deadline_up
 CREATE EXTENSION ttl VERSION '1.0';
 SET ttl.now_override = '2030-01-01 00:00:00+00';

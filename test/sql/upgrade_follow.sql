@@ -4,6 +4,7 @@
 \set SHOW_CONTEXT never
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_upgrade;
+ALTER DATABASE regress_ttl_upgrade SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_upgrade
 CREATE EXTENSION ttl VERSION '1.0';
 CREATE ROLE regress_up_owner;

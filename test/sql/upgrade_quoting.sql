@@ -8,6 +8,7 @@
 \set SHOW_CONTEXT never
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_quoting_up;
+ALTER DATABASE regress_ttl_quoting_up SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_quoting_up
 \set SHOW_CONTEXT never
 CREATE EXTENSION ttl VERSION '1.2';

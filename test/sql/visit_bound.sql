@@ -36,6 +36,7 @@ RESET ttl.now_override;
 -- ALTER EXTENSION ttl UPDATE from 1.6: the columns, the views, the grants
 \set orig_db :DBNAME
 CREATE DATABASE regress_ttl_visit_up;
+ALTER DATABASE regress_ttl_visit_up SET ttl.worker_enabled = off;  -- a preloaded server's worker stays out
 \c regress_ttl_visit_up
 CREATE EXTENSION ttl VERSION '1.6';
 CREATE TABLE up (id int PRIMARY KEY, doc jsonb NOT NULL);

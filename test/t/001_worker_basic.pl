@@ -73,6 +73,27 @@ is( $node->safe_psql('db1',
 		"SELECT has_ttl, visits FROM ttl.databases WHERE datname = 'noext'"),
 	'f|1', 'the database without the extension was visited once only');
 
+# ttl.worker_enabled off for one database (ALTER DATABASE): workers still
+# arrive there (the setting is read as they connect) but purge nothing,
+# while another database is purged; ttl.purge() there is not affected
+$node->safe_psql('postgres', 'CREATE DATABASE optout');
+$node->safe_psql('postgres', 'ALTER DATABASE optout SET ttl.worker_enabled = off');
+$node->safe_psql('optout', $setup);
+$node->safe_psql('db1', "INSERT INTO c SELECT g, jsonb_build_object('ttl', 1) FROM generate_series(101, 110) g");
+ok( $node->poll_query_until('db1',
+		"SELECT visits >= 3 FROM ttl.databases WHERE datname = 'optout'"),
+	'workers keep arriving in the database with ttl.worker_enabled off');
+ok($node->poll_query_until('db1', 'SELECT count(*) FROM c', '10'),
+	'db1 is purged meanwhile');
+is($node->safe_psql('optout', 'SELECT count(*) FROM c'), '30',
+	'the database with ttl.worker_enabled off keeps its expired items');
+is($node->safe_psql('optout', 'SELECT ttl.purge()'), '20',
+	'ttl.purge() works there');
+$node->safe_psql('postgres', 'ALTER DATABASE optout RESET ttl.worker_enabled');
+$node->safe_psql('optout', "INSERT INTO c SELECT g, jsonb_build_object('ttl', 1) FROM generate_series(101, 105) g");
+ok($node->poll_query_until('optout', 'SELECT count(*) FROM c', '10'),
+	'reset, the worker purges it again');
+
 # what the launcher waits on between rounds: since 17, ttl's own wait events by name
 # (WaitEventExtensionNew); before, the generic Extension
 my $v17 = $node->pg_version >= 17;

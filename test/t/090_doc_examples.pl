@@ -38,6 +38,25 @@ my @pages = ("$root/README.md", sort glob("$root/docs/*.md"));
 my $pkglib = `pg_config --pkglibdir`;
 chomp $pkglib;
 my $have_cron = -e "$pkglib/pg_cron.so";
+# Version numbers the pages quote are the one ttl.control installs.
+open my $ctl, '<', "$root/ttl.control" or die "ttl.control: $!";
+my ($version) = map { /^default_version\s*=\s*'([^']+)'/ ? $1 : () } <$ctl>;
+close $ctl;
+for my $page (@pages)
+{
+	(my $name = $page) =~ s{^\Q$root\E/}{};
+	open my $fh, '<', $page or die "$page: $!";
+	my $text = do { local $/; <$fh> };
+	close $fh;
+	my @quoted = (
+		$text =~ /postgresql-\d+-ttl_(\d+\.\d+)-\d+_\w+\.deb/g,
+		$text =~ /\bttl-(\d+\.\d+)\.\d+\.zip/g,
+		$text =~ /newest (?:SQL )?version \((\d+\.\d+)\)/g);
+	next unless @quoted;
+	is_deeply([ grep { $_ ne $version } @quoted ], [],
+		"$name quotes the version of ttl.control ($version)");
+}
+
 my $node = ttl_node('docs', "wal_level = logical\n" . ($have_cron ? "cron.database_name = 'doc_pg_cron'" : ''),
 	$have_cron ? 'ttl,pg_cron' : 'ttl');
 
