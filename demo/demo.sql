@@ -128,3 +128,71 @@ SELECT backend_type, datname, state, wait_event
   FROM pg_stat_activity
  WHERE backend_type IN ('ttl launcher', 'ttl worker')
  ORDER BY backend_type;
+
+\echo
+\echo '=================================================================='
+\echo '=== Act two: what a hand-written TTL does not have'
+\echo '=================================================================='
+\echo
+\echo '=== 11. Archive before purge: a purge moves each expired order into'
+\echo '===     orders_archive in the transaction of its delete, so a row is in one'
+\echo '===     table or the other, never both, never neither. (The fixed clock is'
+\echo '===     in 2030: the worker, on the real clock, leaves these items alone.)'
+SET ttl.now_override = '2030-03-01 09:00:00+00';
+CREATE TABLE orders (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE orders_archive (id int PRIMARY KEY, doc jsonb NOT NULL,
+                             archived_at timestamptz NOT NULL DEFAULT now());
+SELECT ttl.enable('orders', 3600);
+SELECT ttl.set_archive('orders', 'orders_archive');
+INSERT INTO orders
+SELECT g, jsonb_build_object('customer', 'c-' || g % 3, 'total', g * 10)
+  FROM generate_series(1, 6) AS g;
+
+\echo
+\echo '=== 12. A legal hold: everything of customer c-1 is kept past its expiry'
+\echo '===     (still hidden from orders_live: a hold keeps, it does not show).'
+SELECT ttl.set_legal_hold('orders', 'case-7', '{"customer": "c-1"}');
+SET ttl.now_override = '2030-03-01 11:00:00+00';
+SELECT count(*) AS live_orders FROM orders_live;
+SELECT ttl.purge('orders');
+\echo '---    the two held orders stay in the table; the four others are archived'
+SELECT id, doc->>'customer' AS customer FROM orders ORDER BY id;
+SELECT id, doc->>'customer' AS customer FROM orders_archive ORDER BY id;
+SELECT name, match, held_expired FROM ttl.legal_holds;
+\echo '---    released, the next purge archives them too'
+SELECT ttl.release_legal_hold('orders', 'case-7');
+SELECT ttl.purge('orders');
+SELECT (SELECT count(*) FROM orders) AS in_orders,
+       (SELECT count(*) FROM orders_archive) AS in_archive;
+
+\echo
+\echo '=== 13. A preview before a policy change: carts keep items for a day;'
+\echo '===     what would a one-hour default hide at once?'
+CREATE TABLE carts (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('carts', 86400);
+SET ttl.now_override = '2030-03-01 08:00:00+00';
+INSERT INTO carts SELECT g, '{}' FROM generate_series(1, 3) AS g;
+SET ttl.now_override = '2030-03-01 10:30:00+00';
+INSERT INTO carts SELECT g, '{}' FROM generate_series(4, 5) AS g;
+SET ttl.now_override = '2030-03-01 11:00:00+00';
+SELECT scenario, default_ttl, items, hidden, expiring_1h, expiring_1d
+  FROM ttl.preview('carts', 3600);
+\echo '---    (nothing changed: the current default still keeps all five)'
+SELECT count(*) AS live_carts FROM carts_live;
+
+\echo
+\echo '=== 14. An absolute deadline (rule 9): coupons carry "validUntil"; writing'
+\echo '===     a coupon again does not move its expiry, unlike a ttl.'
+CREATE TABLE coupons (id text PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('coupons', -1, deadline_property => 'validUntil');   -- -1: on, no default
+INSERT INTO coupons VALUES ('spring', '{"validUntil": "2030-03-01T12:00:00Z"}');
+UPDATE coupons SET doc = doc || '{"uses": 1}' WHERE id = 'spring';
+SELECT id, ttl.expires_at('coupons', doc) FROM coupons;
+SET ttl.now_override = '2030-03-01 12:00:00+00';
+SELECT count(*) AS live_coupons FROM coupons_live;
+
+\echo
+\echo '=== 15. What an operator reads: one row per container'
+SELECT container, rows_purged, last_error, expired_backlog
+  FROM ttl.stats ORDER BY container::text;
+RESET ttl.now_override;
