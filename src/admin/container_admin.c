@@ -50,6 +50,7 @@
 #include "guard/guard.h"
 #include "registry/index_owner.h"
 #include "registry/legal_hold.h"
+#include "registry/leaf_owner.h"
 #include "registry/registry.h"
 
 static TtlContainer
@@ -195,6 +196,8 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 	ttl_policy_push(relid);
 	/* the restore guard: at home here; held if mostly due already (guard.c) */
 	ttl_guard_after_enable(relid);
+	/* a partition another role owns: the purge will skip it, say so now */
+	ttl_warn_foreign_leaves(relid);
 	PG_RETURN_VOID();
 }
 

@@ -13,12 +13,16 @@ SET ttl.now_override = '2030-01-01 00:00:00+00';
 SET client_min_messages = warning;
 CREATE ROLE regress_lo_mallory;
 RESET client_min_messages;
-CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
+-- the SQLSTATE, message and detail of what q raises
+CREATE FUNCTION lo_try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    detail text;
 BEGIN
     EXECUTE q;
     RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
+    GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+    RETURN SQLSTATE || ': ' || SQLERRM || coalesce(E'\n' || nullif(detail, ''), '');
 END
 $$;
 -- whose code ran, as whom: mallory's trigger writes here first
@@ -66,7 +70,7 @@ SELECT count(*) AS sp2_rows FROM sp2;
 
 -- rule 10: an expired id of her partition is not replaced as the owner;
 -- the write conflicts (23505) and says why
-SELECT try('INSERT INTO sp VALUES (150, ''{"v": "new"}'')') AS rule10_foreign;
+SELECT lo_try('INSERT INTO sp VALUES (150, ''{"v": "new"}'')') AS rule10_foreign;
 -- in sp1 it is replaced as before
 INSERT INTO sp VALUES (5, '{}');
 SET ttl.now_override = '2030-01-01 00:20:00+00';
@@ -116,17 +120,17 @@ ALTER TABLE cold2 OWNER TO regress_lo_mallory;
 SET ROLE regress_lo_mallory;
 CREATE TRIGGER m BEFORE INSERT ON cold2 FOR EACH ROW EXECUTE FUNCTION lo_evil();
 RESET ROLE;
-SELECT try('SELECT ttl.set_archive(''hot'', ''cold'')') AS foreign_partition;
+SELECT lo_try('SELECT ttl.set_archive(''hot'', ''cold'')') AS foreign_partition;
 CREATE TABLE cold_u (id int, doc jsonb NOT NULL) PARTITION BY RANGE (id);
 CREATE TABLE cold_u1 PARTITION OF cold_u FOR VALUES FROM (0) TO (100);
 CREATE UNLOGGED TABLE cold_u2 PARTITION OF cold_u FOR VALUES FROM (100) TO (200);
-SELECT try('SELECT ttl.set_archive(''hot'', ''cold_u'')') AS unlogged_partition;
+SELECT lo_try('SELECT ttl.set_archive(''hot'', ''cold_u'')') AS unlogged_partition;
 CREATE FOREIGN DATA WRAPPER regress_lo_fdw;
 CREATE SERVER regress_lo_srv FOREIGN DATA WRAPPER regress_lo_fdw;
 CREATE FOREIGN TABLE cold_u3 PARTITION OF cold_u FOR VALUES FROM (200) TO (300)
     SERVER regress_lo_srv;
 DROP TABLE cold_u2;
-SELECT try('SELECT ttl.set_archive(''hot'', ''cold_u'')') AS foreign_table_partition;
+SELECT lo_try('SELECT ttl.set_archive(''hot'', ''cold_u'')') AS foreign_table_partition;
 DROP FOREIGN TABLE cold_u3;
 CREATE TABLE cold_u2 PARTITION OF cold_u FOR VALUES FROM (100) TO (200);
 SELECT ttl.set_archive('hot', 'cold_u');
@@ -138,7 +142,7 @@ SELECT ttl.purge('hot') AS archived_fit;
 CREATE UNLOGGED TABLE cold_u3 PARTITION OF cold_u FOR VALUES FROM (200) TO (300);
 INSERT INTO hot VALUES (2, '{}'), (250, '{}');
 SET ttl.now_override = '2030-01-01 00:50:00+00';
-SELECT try('SELECT ttl.purge(''hot'')') AS unlogged_attached;
+SELECT lo_try('SELECT ttl.purge(''hot'')') AS unlogged_attached;
 SELECT id FROM hot ORDER BY id;
 -- made permanent: the cached misfit is gone, archived again
 ALTER TABLE cold_u3 SET LOGGED;
@@ -152,9 +156,9 @@ RESET ROLE;
 TRUNCATE lo_log;
 INSERT INTO hot VALUES (3, '{}'), (252, '{}');
 SET ttl.now_override = '2030-01-01 01:00:00+00';
-SELECT try('SELECT ttl.purge(''hot'')') AS foreign_attached;
+SELECT lo_try('SELECT ttl.purge(''hot'')') AS foreign_attached;
 -- rule 10 with that archive: conflicts, nothing archived by the owner
-SELECT try('INSERT INTO hot VALUES (252, ''{"v": "new"}'')') AS rule10_archive;
+SELECT lo_try('INSERT INTO hot VALUES (252, ''{"v": "new"}'')') AS rule10_archive;
 SELECT id FROM hot ORDER BY id;
 SELECT tableoid::regclass AS leaf, id FROM cold_u ORDER BY id;
 SELECT count(*) AS trigger_ran FROM lo_log;
@@ -164,5 +168,5 @@ SELECT ttl.disable('hot'), ttl.disable('sp');
 DROP TABLE hot, cold_u, cold, sp, lo_log;
 DROP SERVER regress_lo_srv;
 DROP FOREIGN DATA WRAPPER regress_lo_fdw;
-DROP FUNCTION lo_evil();
+DROP FUNCTION lo_evil(), lo_try(text);
 DROP ROLE regress_lo_mallory;
