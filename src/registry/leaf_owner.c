@@ -78,6 +78,41 @@ ttl_leaf_owner_fits(Oid root, Oid leaf)
 	return !OidIsValid(ttl_leaf_foreign_owner(root, leaf));
 }
 
+/*
+ * The leaves of root that have its owner, in OID order: root itself when
+ * it is a plain table, its inheritance children, every non-partitioned
+ * partition at any depth that fits (ttl_leaf_foreign_owner).  For a
+ * statement on ONLY each of them (ttl_only_name), as root's owner, instead
+ * of one on root: planning a statement on a parent plans every partition
+ * (its index expressions folded, as whoever plans), another role's too.
+ */
+List *
+ttl_owned_leaves(Oid root)
+{
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(root, NoLock, NULL))
+	{
+		Oid			leaf = lfirst_oid(lc);
+
+		if (get_rel_relkind(leaf) != RELKIND_PARTITIONED_TABLE &&
+			ttl_leaf_owner_fits(root, leaf))
+			leaves = lappend_oid(leaves, leaf);
+	}
+	list_sort(leaves, list_oid_cmp);
+	return leaves;
+}
+
+/* "ONLY schema.leaf", each name quoted once. */
+char *
+ttl_only_name(Oid leaf)
+{
+	return psprintf("ONLY %s",
+					quote_qualified_identifier(get_namespace_name(get_rel_namespace(leaf)),
+											   get_rel_name(leaf)));
+}
+
 static const char *
 role_name(Oid role)
 {
