@@ -21,11 +21,23 @@
  * from the round): the container keeps its rows until the owner repairs
  * the archive or calls ttl.set_archive(container, NULL).
  *
- * Locking: the caller's, plus RowExclusiveLock on the archive, taken
- * (by a purge batch without waiting) before the fit is checked (the INSERT takes it anyway) and held to the
- * end of the transaction, so the checked definition is the one the INSERT
- * sees.  Runs as the container's owner (the caller switches), SPI
- * connected for ttl_archive_execute.
+ * Every table of a partitioned archive's tree passes the archive's checks
+ * (1.9: owner, permanence, kind), since the INSERT routes rows to them as
+ * the container's owner: a partition of another role's would run its
+ * triggers with those rights, an unlogged one would lose its rows in a
+ * crash.  The fit found is kept (ArchiveFit, below) until a relcache
+ * invalidation of any table involved.
+ *
+ * Locking: the caller's, plus RowExclusiveLock on the archive and on each
+ * leaf of its tree, and ShareUpdateExclusiveLock on the archive and each
+ * partitioned table of its tree when it is partitioned (ATTACH PARTITION
+ * takes that lock, so no partition joins the tree between the check and
+ * the INSERT; OWNER TO and SET UNLOGGED wait for the RowExclusiveLock),
+ * taken (by a purge batch without waiting: busy) before the fit is checked
+ * and held to the end of the transaction, so the checked tree is the one
+ * the INSERT sees; rule 10 releases the ShareUpdateExclusiveLocks after
+ * its one-row statement (ttl_archive_release).  Runs as the container's
+ * owner (the caller switches), SPI connected for ttl_archive_execute.
  */
 #include "postgres.h"
 

@@ -38,9 +38,15 @@
  * its delete).  The writer's transaction carries no replication origin (an
  * origin would mark the application's own changes too).
  *
+ * Ownership (1.9): the DELETE names ONLY the leaf that holds the item, and
+ * a leaf another role owns (registry/leaf_owner.c) is never deleted from:
+ * the replacement is refused and the write conflicts (replace_probe.c
+ * says why first).
+ *
  * Locking: RowExclusiveLock on the table (the writer's statement holds it
- * already) and the row lock of the DELETE, which waits.  The caller holds
- * the container's replace lock (registry.c).
+ * already, and so the leaf's owner stays as checked) and the row lock of
+ * the DELETE, which waits.  The caller holds the container's replace lock
+ * (registry.c).  With an archive: what archive.c takes, waiting.
  */
 #include "postgres.h"
 

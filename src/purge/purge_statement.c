@@ -9,7 +9,9 @@
  *
  * Locking: the caller's (purge_batch.c): the container's purge lock and
  * RowExclusiveLock on the table and its partitions, taken without waiting,
- * as the table's owner, SPI connected.  The statement itself locks the
+ * as the table's owner, SPI connected.  The statement runs on ONLY each
+ * leaf in turn (1.9), each leaf's owner checked under that lock
+ * (purge_owner.c).  The statement itself locks the
  * rows of its batch, skipping those others hold; the planner settings are
  * set at a GUC nest level of their own and undone after it.
  */

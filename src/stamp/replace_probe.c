@@ -4,7 +4,8 @@
  *		with a dirty snapshot (as core's unique check does), a busy holder
  *		waited for, and an expired holder replaced (purge_replace.c's
  *		delete) after the container's replace lock is taken and the policy
- *		read as committed; the restore guard's hold raises 23505 instead.
+ *		read as committed; the restore guard's hold, and a leaf another
+ *		role owns (1.9, registry/leaf_owner.c), raise 23505 instead.
  *
  * Locking: the index is the statement's (RowExclusiveLock); the replace
  * lock (registry.c, RowExclusiveLock until commit) orders a replacement
