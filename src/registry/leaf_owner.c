@@ -40,22 +40,24 @@
 #include "registry/registry.h"
 
 /*
- * The owner of leaf or of the first partitioned table between leaf and
- * root (root excluded) whose owner is not root's, or InvalidOid when they
- * all have root's owner.  A partitioned table in between counts: a trigger
- * created on it is cloned onto every leaf below it.
+ * leaf, or the first partitioned table between leaf and root (root
+ * excluded) whose owner is not root's, or InvalidOid when they all have
+ * root's owner.  A partitioned table in between counts: what is below a
+ * table is its owner's to shape (detach, attach, index, and what core
+ * lets it do to the partitions there).
  */
-Oid
-ttl_leaf_foreign_owner(Oid root, Oid leaf)
+static Oid
+foreign_member(Oid root, Oid leaf)
 {
 	Oid			owner = ttl_table_owner(root);
+	Oid			found = InvalidOid;
 	List	   *ancestors;
 	ListCell   *lc;
 
 	if (leaf == root)
 		return InvalidOid;
 	if (ttl_table_owner(leaf) != owner)
-		return ttl_table_owner(leaf);
+		return leaf;
 	if (!get_rel_relispartition(leaf))
 		return InvalidOid;		/* an inheritance child: its own owner only */
 	ancestors = get_partition_ancestors(leaf);
@@ -66,10 +68,22 @@ ttl_leaf_foreign_owner(Oid root, Oid leaf)
 		if (up == root)
 			break;
 		if (ttl_table_owner(up) != owner)
-			return ttl_table_owner(up);
+		{
+			found = up;
+			break;
+		}
 	}
 	list_free(ancestors);
-	return InvalidOid;
+	return found;
+}
+
+/* The owner foreign_member() found, or InvalidOid when leaf fits. */
+Oid
+ttl_leaf_foreign_owner(Oid root, Oid leaf)
+{
+	Oid			member = foreign_member(root, leaf);
+
+	return OidIsValid(member) ? ttl_table_owner(member) : InvalidOid;
 }
 
 bool
@@ -128,13 +142,18 @@ role_name(Oid role)
 char *
 ttl_foreign_leaf_text(Oid container, Oid leaf)
 {
-	Oid			foreign = ttl_leaf_foreign_owner(container, leaf);
+	Oid			member = foreign_member(container, leaf);
+	const char *theirs = role_name(ttl_table_owner(OidIsValid(member) ? member : leaf));
+	const char *ours = role_name(ttl_table_owner(container));
 
+	if (OidIsValid(member) && member != leaf)
+		return psprintf("partition %s of container %s is below %s, owned by %s, not by the container's owner %s: ttl leaves it alone",
+						ttl_relation_display_name(leaf),
+						ttl_relation_display_name(container),
+						ttl_relation_display_name(member), theirs, ours);
 	return psprintf("partition %s of container %s is owned by %s, not by the container's owner %s: ttl leaves it alone",
 					ttl_relation_display_name(leaf),
-					ttl_relation_display_name(container),
-					role_name(OidIsValid(foreign) ? foreign : ttl_table_owner(leaf)),
-					role_name(ttl_table_owner(container)));
+					ttl_relation_display_name(container), theirs, ours);
 }
 
 /*
@@ -218,7 +237,7 @@ ttl_warn_foreign_leaves(Oid relid)
 						 errmsg("%s", ttl_foreign_leaf_text(container, leaf)),
 						 errdetail("ttl acts on a container as its owner and never runs another role's code with those rights: the purge skips this partition (ttl.stats.last_error names it) and rule 10 does not replace items there."),
 						 errhint("Give the partition back with ALTER TABLE %s OWNER TO %s, or detach it.",
-								 ttl_relation_display_name(leaf),
+								 ttl_relation_display_name(foreign_member(root, leaf)),
 								 role_name(ttl_table_owner(container)))));
 			else
 				ereport(WARNING,
@@ -230,7 +249,7 @@ ttl_warn_foreign_leaves(Oid relid)
 								role_name(foreign), role_name(ttl_table_owner(container))),
 						 errdetail("The purge inserts into the archive as the container's owner: it fails every batch of the container, deleting nothing, while the archive has this partition."),
 						 errhint("Give the partition back with ALTER TABLE %s OWNER TO %s, or detach it.",
-								 ttl_relation_display_name(leaf),
+								 ttl_relation_display_name(foreign_member(root, leaf)),
 								 role_name(ttl_table_owner(container)))));
 		}
 	}

@@ -108,6 +108,18 @@ DROP TRIGGER m ON sp1;
 DROP TRIGGER m ON sp2;
 SELECT ttl.purge('sp') AS purged_back;
 SELECT last_error FROM ttl.stats WHERE container = 'sp'::regclass;
+-- a partitioned partition of hers holding a leaf of ours: what is below
+-- a table of hers is hers to shape (she may detach and attach there), so
+-- that leaf is left alone too
+CREATE TABLE sp4 (id int NOT NULL, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE sp4a PARTITION OF sp4 FOR VALUES FROM (300) TO (400);
+ALTER TABLE sp4 OWNER TO regress_lo_mallory;
+ALTER TABLE sp ATTACH PARTITION sp4 FOR VALUES FROM (300) TO (400);
+INSERT INTO sp VALUES (7, '{}'), (301, '{}');
+SET ttl.now_override = '2030-01-01 00:35:00+00';
+SELECT ttl.purge('sp') AS purged_nested;
+SELECT tableoid::regclass AS leaf, id FROM sp ORDER BY id;
+SELECT last_error FROM ttl.stats WHERE container = 'sp'::regclass;
 
 -- archives: a partitioned archive with a partition of mallory's, and one
 -- with an unlogged partition
@@ -157,12 +169,26 @@ TRUNCATE lo_log;
 INSERT INTO hot VALUES (3, '{}'), (252, '{}');
 SET ttl.now_override = '2030-01-01 01:00:00+00';
 SELECT lo_try('SELECT ttl.purge(''hot'')') AS foreign_attached;
--- rule 10 with that archive: conflicts, nothing archived by the owner
+-- rule 10 with that archive: refused, nothing archived by the owner
 SELECT lo_try('INSERT INTO hot VALUES (252, ''{"v": "new"}'')') AS rule10_archive;
 SELECT id FROM hot ORDER BY id;
 SELECT tableoid::regclass AS leaf, id FROM cold_u ORDER BY id;
 SELECT count(*) AS trigger_ran FROM lo_log;
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_lo_mallory';
+-- given back, then away again with the event triggers bypassed: the
+-- relcache invalidation drops the cached fit all the same
+ALTER TABLE cold_u3 OWNER TO CURRENT_USER;
+DROP TRIGGER m ON cold_u3;	-- taken back: her trigger would run as ours
+TRUNCATE lo_log;
+SELECT ttl.purge('hot') AS archived_back;
+INSERT INTO hot VALUES (4, '{}'), (253, '{}');
+SET session_replication_role = replica;
+ALTER TABLE cold_u3 OWNER TO regress_lo_mallory;
+RESET session_replication_role;
+SET ttl.now_override = '2030-01-01 01:10:00+00';
+SELECT lo_try('SELECT ttl.purge(''hot'')') AS foreign_replica;
+SELECT id FROM hot ORDER BY id;
+SELECT count(*) AS trigger_ran FROM lo_log;
 
 SELECT ttl.disable('hot'), ttl.disable('sp');
 DROP TABLE hot, cold_u, cold, sp, lo_log;
