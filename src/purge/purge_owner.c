@@ -18,8 +18,8 @@
  */
 #include "postgres.h"
 
-#include "registry/leaf_owner.h"
 #include "purge/purge_internal.h"
+#include "registry/leaf_owner.h"
 
 /* The batch's note: what the first leaf skipped says (no row data). */
 static char foreign_note[1024];

@@ -209,9 +209,7 @@ leaf_statement(const TtlBatchPlan *plan, Oid leaf, int64 lower, int64 limit,
 							 values, limit < 0 ? "  n  " : NULL, 0) :
 		 SPI_execute_with_args(sql, holds ? 6 : 5, argtypes, values,
 							   limit < 0 ? "  n  " : NULL, false, 0)) != SPI_OK_SELECT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("purge statement failed on %s", table)));
+		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
 	found = spi_int64(0, 1, &isnull);
 	out->found += found;
