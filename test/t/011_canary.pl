@@ -805,6 +805,16 @@ my @other = grep { !$call_of_app{ $_->[3] } && foreign_run($_) } @runs;
 is(join("\n", map { join('|', @$_) } @other), '',
 	'no plant ran as a non-owner outside the calls (worker, setup)');
 
+# mallory's partition was left alone by every purge path (counted as her:
+# her index expression is folded by whoever plans a query there), and the
+# container's last_error names it and both owners
+is( $node->safe_psql('canary', 'SELECT pg_catalog.count(*) FROM evil.mixed_p2 WHERE id OPERATOR(pg_catalog.<=) 503',
+		extra_params => [ '-U', 'mallory' ]),
+	'3', 'mallory\'s partition kept its rows');
+like($node->safe_psql('canary', q{SELECT last_error FROM ttl.purge_stats WHERE relid = 'evil.mixed'::regclass}),
+	qr/partition evil\.mixed_p2 of container evil\.mixed is owned by mallory, not by the container's owner alice/,
+	'last_error names her partition and both owners');
+
 # the archives that do not fit took no row, and their containers lost none
 is($node->safe_psql('canary', q{SELECT (SELECT pg_catalog.count(*) FROM evil.arch_m_c), (SELECT pg_catalog.count(*) FROM evil.arch_m),
   (SELECT pg_catalog.count(*) FROM evil.arch_u_c), (SELECT pg_catalog.count(*) FROM evil.arch_u)}),
