@@ -55,6 +55,7 @@
 #include "guard/guard.h"
 #include "guard/guard_events.h"
 #include "live/live_view.h"
+#include "purge/archive.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "registry/policy.h"
@@ -228,6 +229,8 @@ _PG_init(void)
 	ttl_policy_install_distributed(&ttl_citus_ops);
 	CacheRegisterRelcacheCallback(ttl_registry_invalidate, (Datum) 0);
 	CacheRegisterRelcacheCallback(ttl_replace_invalidate, (Datum) 0);
+	/* an archive's fit is kept until a table of its tree changes */
+	CacheRegisterRelcacheCallback(ttl_archive_invalidate, (Datum) 0);
 	CacheRegisterSyscacheCallback(RELNAMENSP, ttl_registry_forget_version, (Datum) 0);
 	RegisterXactCallback(ttl_replace_xact_callback, NULL);
 	RegisterXactCallback(ttl_mark_xact_callback, NULL);

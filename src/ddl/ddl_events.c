@@ -87,6 +87,7 @@
 #include "base/run_as.h"
 #include "ddl/ddl.h"
 #include "registry/index_owner.h"
+#include "registry/leaf_owner.h"
 #include "registry/registry.h"
 
 static List *pending = NIL;
@@ -365,6 +366,46 @@ ttl_ddl_start(PG_FUNCTION_ARGS)
 	PG_RETURN_NULL();
 }
 
+/*
+ * ATTACH PARTITION of a table another role owns, or OWNER TO on a leaf
+ * (or on a container, whose leaves keep their owner): a WARNING for each
+ * leaf of a container or of an archive left with another owner than the
+ * container's (registry/leaf_owner.c).  Not refused: the batch checks
+ * again under its lock, which is what holds (event triggers can be
+ * bypassed), and skips such a leaf.
+ */
+static void
+warn_owner_changes(Node *parsetree)
+{
+	AlterTableStmt *stmt;
+	Oid			relid;
+	char		relkind;
+	ListCell   *lc;
+
+	if (!IsA(parsetree, AlterTableStmt))
+		return;
+	stmt = (AlterTableStmt *) parsetree;
+	relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+	relkind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+		return;
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_AttachPartition)
+		{
+			Oid			part = RangeVarGetRelid(((PartitionCmd *) cmd->def)->name,
+												NoLock, true);
+
+			if (OidIsValid(part))
+				ttl_warn_foreign_leaves(part);
+		}
+		else if (cmd->subtype == AT_ChangeOwner)
+			ttl_warn_foreign_leaves(relid);
+	}
+}
+
 PG_FUNCTION_INFO_V1(ttl_ddl_end);
 Datum
 ttl_ddl_end(PG_FUNCTION_ARGS)
@@ -377,6 +418,7 @@ ttl_ddl_end(PG_FUNCTION_ARGS)
 		elog(ERROR, "ttl._ddl_end() must be called as an event trigger");
 	if (ttl_own_ddl > 0)
 		PG_RETURN_NULL();
+	warn_owner_changes(trigdata->parsetree);
 	mine = take_pending(trigdata->parsetree);
 	foreach(lc, mine)
 	{

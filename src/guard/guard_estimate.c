@@ -52,6 +52,7 @@
 #include "document/due_range.h"
 #include "document/purge_key.h"
 #include "guard/guard_estimate.h"
+#include "registry/leaf_owner.h"
 #include "registry/registry.h"
 
 /* Below this planner estimate, the rows are counted (up to this many). */
@@ -132,22 +133,34 @@ ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s, double fractio
 				   TtlGuardEstimate *out)
 {
 	Oid			owner = ttl_table_owner(relid);
-	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												   get_rel_name(relid));
+	/*
+	 * ONLY each leaf with the owner's: a count on the parent would be
+	 * planned over another role's partition too (registry/leaf_owner.c),
+	 * whose rows the purge does not take either
+	 */
+	List	   *leaves;
 	const char *col = quote_identifier(NameStr(c->doc_column));
 	TtlUserContext ctx;
 	int64		limit;
-	int64		n;
+	int64		n = 0;
+	ListCell   *lc;
 
 	memset(out, 0, sizeof(*out));
 	ttl_become_user(owner, &ctx);
 	ttl_spi_connect();
 
+	leaves = ttl_owned_leaves(relid);
 	out->total = planner_rows(relid);
 	if (out->total < EXACT_TOTAL_LIMIT)
 	{
-		n = run_count(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT %d) s",
-							   table, EXACT_TOTAL_LIMIT + 1), 0, 0);
+		foreach(lc, leaves)
+		{
+			if (n > EXACT_TOTAL_LIMIT)
+				break;
+			n += run_count(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s LIMIT "
+									INT64_FORMAT ") s", ttl_only_name(lfirst_oid(lc)),
+									(int64) EXACT_TOTAL_LIMIT + 1 - n), 0, 0);
+		}
 		out->exact_total = n <= EXACT_TOTAL_LIMIT;
 		out->total = out->exact_total ? (double) n : Max(out->total, (double) n);
 	}
@@ -161,25 +174,30 @@ ttl_guard_estimate(Oid relid, const TtlContainer *c, int64 now_s, double fractio
 		TtlDueRange inherited = ttl_due_range(TTL_DUE_INHERITED, keyed, c->default_ttl, now_s);
 		TtlDueRange own = ttl_due_range(TTL_DUE_OWN, keyed, c->default_ttl, now_s);
 
-		if (keyed)
+		foreach(lc, leaves)
 		{
-			const char *key = psprintf("ttl.doc_purge_key(%s)", col);
-			/* BRIN or no index (append-only): a scan, no order to keep */
-			bool		ordered = !c->append_only;
+			char	   *table = ttl_only_name(lfirst_oid(lc));
 
-			if (c->default_ttl > 0)
-				out->due += walk(table, key, "", ordered, &inherited, limit);
-			out->due += walk(table, key, "", ordered, &own, limit - out->due);
-		}
-		else
-		{
-			/* 1.0-1.2 layout: the two partial indexes */
-			if (c->default_ttl > 0)
-				out->due += walk(table, psprintf("ttl.doc_ts(%s)", col),
-								 psprintf(" AND ttl.doc_ttl(%s) IS NULL", col), true,
-								 &inherited, limit);
-			out->due += walk(table, psprintf("ttl.doc_expiry(%s)", col), "", true,
-							 &own, limit - out->due);
+			if (keyed)
+			{
+				const char *key = psprintf("ttl.doc_purge_key(%s)", col);
+				/* BRIN or no index (append-only): a scan, no order to keep */
+				bool		ordered = !c->append_only;
+
+				if (c->default_ttl > 0)
+					out->due += walk(table, key, "", ordered, &inherited, limit - out->due);
+				out->due += walk(table, key, "", ordered, &own, limit - out->due);
+			}
+			else
+			{
+				/* 1.0-1.2 layout: the two partial indexes */
+				if (c->default_ttl > 0)
+					out->due += walk(table, psprintf("ttl.doc_ts(%s)", col),
+									 psprintf(" AND ttl.doc_ttl(%s) IS NULL", col), true,
+									 &inherited, limit - out->due);
+				out->due += walk(table, psprintf("ttl.doc_expiry(%s)", col), "", true,
+								 &own, limit - out->due);
+			}
 		}
 	}
 	out->exceeded = out->total > 0 && (double) out->due > fraction * out->total;

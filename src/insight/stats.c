@@ -53,6 +53,7 @@
 #include "document/purge_key.h"
 #include "insight/legal_hold_backlog.h"
 #include "insight/stats.h"
+#include "registry/leaf_owner.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
 
@@ -110,10 +111,10 @@ static void
 compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 				int64 now_s, int64 limit, TtlBacklog *out)
 {
-	const char *limit_txt = psprintf(INT64_FORMAT, limit);
-	char	   *table = quote_qualified_identifier(get_namespace_name(nspid),
-												   get_rel_name(relid));
+	const char *limit_txt;
+	char	   *table;
 	const char *col = quote_identifier(NameStr(c->doc_column));
+	ListCell   *lc;
 	TtlUserContext ctx;
 	int64		n;
 	int64		k;
@@ -144,91 +145,112 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	ttl_backlog_holds_from(&h, &inherited);
 	ttl_backlog_holds_from(&h, &own);
 	ttl_backlog_holds_from(&h, &deadline);
-	if (keyed)
-	{
-		/*
-		 * 1.3: both kinds are ranges of the single index (purge_key.c); an
-		 * index-free container (1.6) scans the table for the same ranges
-		 */
-		const char *sql = psprintf("SELECT %4$s, %5$s FROM"
-								   " (SELECT ttl.doc_purge_key(%1$s) AS k, %6$s AS h FROM %2$s"
-								   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"
-								   " AND ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.>=) $2"
-								   " ORDER BY 1 LIMIT %3$s) s",
-								   col, table, limit_txt, h.count, h.min, h.held);
 
-		if (c->default_ttl > 0)
+	/*
+	 * Leaf by leaf, on ONLY each leaf with the container's owner: a walk
+	 * of the parent would be planned over every partition, so another
+	 * role's partition would have its index expressions folded as this
+	 * owner (registry/leaf_owner.c).  Such a partition is not purged
+	 * either, so its rows are not counted.  Each leaf walks at most what
+	 * is left of the limit.  An owner changed meanwhile only makes the
+	 * count approximate: the purge checks again under its own lock.
+	 */
+	foreach(lc, ttl_owned_leaves(relid))
+	{
+		if (out->expired >= limit)
+			break;
+		limit_txt = psprintf(INT64_FORMAT, limit - out->expired);
+		table = ttl_only_name(lfirst_oid(lc));
+		have_k = false;
+		if (keyed)
 		{
-			backlog_walk(sql, &inherited, &n, &have_k, &k);
+			/*
+			 * 1.3: both kinds are ranges of the single index (purge_key.c); an
+			 * index-free container (1.6) scans the table for the same ranges
+			 */
+			const char *sql = psprintf("SELECT %4$s, %5$s FROM"
+									   " (SELECT ttl.doc_purge_key(%1$s) AS k, %6$s AS h FROM %2$s"
+									   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"
+									   " AND ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.>=) $2"
+									   " ORDER BY 1 LIMIT %3$s) s",
+									   col, table, limit_txt, h.count, h.min, h.held);
+
+			if (c->default_ttl > 0)
+			{
+				backlog_walk(sql, &inherited, &n, &have_k, &k);
+				out->expired += n;
+				if (have_k)
+				{
+					/* a due key decodes to a _ts <= now - default: no overflow */
+					k = ttl_due_seconds(&inherited, k) + c->default_ttl;
+					if (!out->have_oldest || k < out->oldest_s)
+						out->oldest_s = k;
+					out->have_oldest = true;
+				}
+			}
+			backlog_walk(sql, &own, &n, &have_k, &k);
 			out->expired += n;
 			if (have_k)
-			{
-				/* a due key decodes to a _ts <= now - default: no overflow */
-				out->oldest_s = ttl_due_seconds(&inherited, k) + c->default_ttl;
-				out->have_oldest = true;
-			}
+				k = ttl_due_seconds(&own, k);
 		}
-		backlog_walk(sql, &own, &n, &have_k, &k);
-		out->expired += n;
-		if (have_k)
-			k = ttl_due_seconds(&own, k);
-	}
-	else
-	{
-		/* 1.0-1.2: one partial index per kind */
-		if (c->default_ttl > 0)
+		else
 		{
+			/* 1.0-1.2: one partial index per kind */
+			if (c->default_ttl > 0)
+			{
+				backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
+									  " (SELECT ttl.doc_ts(%1$s) AS k, %6$s AS h FROM %2$s"
+									  " WHERE ttl.doc_ttl(%1$s) IS NULL"
+									  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
+									  " ORDER BY 1 LIMIT %3$s) s",
+									  col, table, limit_txt, h.count, h.min, h.held),
+							 &inherited, &n, &have_k, &k);
+				out->expired += n;
+				if (have_k)
+				{
+					/* k <= now - default, so this cannot overflow */
+					if (!out->have_oldest || k + c->default_ttl < out->oldest_s)
+						out->oldest_s = k + c->default_ttl;
+					out->have_oldest = true;
+				}
+			}
 			backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
-								  " (SELECT ttl.doc_ts(%1$s) AS k, %6$s AS h FROM %2$s"
-								  " WHERE ttl.doc_ttl(%1$s) IS NULL"
-								  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
+								  " (SELECT ttl.doc_expiry(%1$s) AS k, %6$s AS h FROM %2$s"
+								  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
 								  " ORDER BY 1 LIMIT %3$s) s",
 								  col, table, limit_txt, h.count, h.min, h.held),
-						 &inherited, &n, &have_k, &k);
+						 &own, &n, &have_k, &k);
 			out->expired += n;
-			if (have_k)
-			{
-				/* k <= now - default, so this cannot overflow */
-				out->oldest_s = k + c->default_ttl;
-				out->have_oldest = true;
-			}
 		}
-		backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
-							  " (SELECT ttl.doc_expiry(%1$s) AS k, %6$s AS h FROM %2$s"
-							  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
-							  " ORDER BY 1 LIMIT %3$s) s",
-							  col, table, limit_txt, h.count, h.min, h.held),
-					 &own, &n, &have_k, &k);
-		out->expired += n;
-	}
-	if (have_k && (!out->have_oldest || k < out->oldest_s))
-	{
-		out->oldest_s = k;
-		out->have_oldest = true;
-	}
-	if (TTL_HAS_DEADLINE(c))
-	{
-		/*
-		 * Rule 9: the deadline index up to now; items the walks above
-		 * counted already (due by their lifetime too) are not counted
-		 * again, and an item expired at the earlier of the two.
-		 */
-		char	   *key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
-								   quote_literal_cstr(c->deadline_property));
-
-		backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e AND %7$s), %8$s FROM"
-							  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e,"
-							  " %9$s AS h"
-							  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
-							  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
-							  key, col, c->default_ttl, table, limit_txt,
-							  psprintf(INT64_FORMAT, now_s), h.wanted, h.min, h.held),
-					 &deadline, &n, &have_k, &k);
-		out->expired += n;
 		if (have_k && (!out->have_oldest || k < out->oldest_s))
 		{
 			out->oldest_s = k;
 			out->have_oldest = true;
+		}
+		if (TTL_HAS_DEADLINE(c))
+		{
+			/*
+			 * Rule 9: the deadline index up to now; items the walks above
+			 * counted already (due by their lifetime too) are not counted
+			 * again, and an item expired at the earlier of the two.
+			 */
+			char	   *key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
+									   quote_literal_cstr(c->deadline_property));
+
+			backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e AND %7$s), %8$s FROM"
+								  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e,"
+								  " %9$s AS h"
+								  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
+								  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
+								  key, col, c->default_ttl, table, limit_txt,
+								  psprintf(INT64_FORMAT, now_s), h.wanted, h.min, h.held),
+						 &deadline, &n, &have_k, &k);
+			out->expired += n;
+			if (have_k && (!out->have_oldest || k < out->oldest_s))
+			{
+				out->oldest_s = k;
+				out->have_oldest = true;
+			}
 		}
 	}
 	SPI_finish();

@@ -21,11 +21,23 @@
  * from the round): the container keeps its rows until the owner repairs
  * the archive or calls ttl.set_archive(container, NULL).
  *
- * Locking: the caller's, plus RowExclusiveLock on the archive, taken
- * (by a purge batch without waiting) before the fit is checked (the INSERT takes it anyway) and held to the
- * end of the transaction, so the checked definition is the one the INSERT
- * sees.  Runs as the container's owner (the caller switches), SPI
- * connected for ttl_archive_execute.
+ * Every table of a partitioned archive's tree passes the archive's checks
+ * (1.9: owner, permanence, kind), since the INSERT routes rows to them as
+ * the container's owner: a partition of another role's would run its
+ * triggers with those rights, an unlogged one would lose its rows in a
+ * crash.  The fit found is kept (ArchiveFit, below) until a relcache
+ * invalidation of any table involved.
+ *
+ * Locking: the caller's, plus RowExclusiveLock on the archive and on each
+ * leaf of its tree, and ShareUpdateExclusiveLock on the archive and each
+ * partitioned table of its tree when it is partitioned (ATTACH PARTITION
+ * takes that lock, so no partition joins the tree between the check and
+ * the INSERT; OWNER TO and SET UNLOGGED wait for the RowExclusiveLock),
+ * taken (by a purge batch without waiting: busy) before the fit is checked
+ * and held to the end of the transaction, so the checked tree is the one
+ * the INSERT sees; rule 10 releases the ShareUpdateExclusiveLocks after
+ * its one-row statement (ttl_archive_release).  Runs as the container's
+ * owner (the caller switches), SPI connected for ttl_archive_execute.
  */
 #include "postgres.h"
 
@@ -39,6 +51,7 @@
 #include "parser/parse_coerce.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -48,12 +61,33 @@
 #include "purge/archive.h"
 #include "registry/registry.h"
 
-/* 0A000 unless the archive is an ordinary permanent or partitioned table. */
-static void
-check_kind(Oid container, Oid archive)
+/*
+ * How member (the archive, or a partition of it at any depth) is named in
+ * an error: "archive a of container c", "partition p of archive a of
+ * container c".
+ */
+static char *
+member_name(Oid container, Oid archive, Oid member)
 {
-	char		relkind = get_rel_relkind(archive);
-	char		persistence = get_rel_persistence(archive);
+	if (member == archive)
+		return psprintf("archive %s of container %s", ttl_relation_display_name(archive),
+						ttl_relation_display_name(container));
+	return psprintf("partition %s of archive %s of container %s",
+					ttl_relation_display_name(member), ttl_relation_display_name(archive),
+					ttl_relation_display_name(container));
+}
+
+/*
+ * 0A000 unless member (the archive or one of its partitions) is an
+ * ordinary permanent or partitioned table: a row routed to an unlogged
+ * partition is lost in a crash, one routed to a foreign table leaves the
+ * database and its transaction.
+ */
+static void
+check_kind(Oid container, Oid archive, Oid member)
+{
+	char		relkind = get_rel_relkind(member);
+	char		persistence = get_rel_persistence(member);
 	const char *what = NULL;
 
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
@@ -67,11 +101,13 @@ check_kind(Oid container, Oid archive)
 	if (what != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("archive %s of container %s is %s",
-						ttl_relation_display_name(archive),
-						ttl_relation_display_name(container), what),
-				 errdetail("An archive must be an ordinary permanent table or a partitioned table, so that archived rows survive a crash and every session sees them."),
-				 errhint("Create the archive with CREATE TABLE, not UNLOGGED or TEMPORARY.")));
+				 errmsg("%s is %s", member_name(container, archive, member), what),
+				 member == archive ?
+				 errdetail("An archive must be an ordinary permanent table or a partitioned table, so that archived rows survive a crash and every session sees them.") :
+				 errdetail("Every partition of an archive must be an ordinary permanent table, so that the rows routed to it survive a crash and stay in the database."),
+				 member == archive ?
+				 errhint("Create the archive with CREATE TABLE, not UNLOGGED or TEMPORARY.") :
+				 errhint("Make the partition permanent (ALTER TABLE ... SET LOGGED), or detach it.")));
 }
 
 /* 0A000 when the archive is the container, one of its partitions or holds it. */
@@ -90,18 +126,25 @@ check_not_itself(Oid container, Oid archive)
 				 errdetail("Purged rows would be inserted back into the table they were deleted from.")));
 }
 
+/*
+ * 42501 unless member (the archive or one of its partitions) has the
+ * container's owner: the purge inserts as that owner, and another role's
+ * triggers or rules on the member would run with those rights.
+ */
 static void
-check_owner(Oid container, Oid archive)
+check_owner(Oid container, Oid archive, Oid member)
 {
-	if (ttl_table_owner(archive) != ttl_table_owner(container))
+	if (ttl_table_owner(member) != ttl_table_owner(container))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("archive %s of container %s has another owner",
-						ttl_relation_display_name(archive),
-						ttl_relation_display_name(container)),
-				 errdetail("The purge inserts into the archive as the container's owner, who must own the archive too."),
+				 errmsg("%s has another owner", member_name(container, archive, member)),
+				 member == archive ?
+				 errdetail("The purge inserts into the archive as the container's owner, who must own the archive too.") :
+				 errdetail("The purge inserts into the archive as the container's owner, who must own every partition of the archive too: %s is owned by %s.",
+						   ttl_relation_display_name(member),
+						   quote_identifier(GetUserNameFromId(ttl_table_owner(member), false))),
 				 errhint("ALTER TABLE %s OWNER TO %s.",
-						 ttl_relation_display_name(archive),
+						 ttl_relation_display_name(member),
 						 quote_identifier(GetUserNameFromId(ttl_table_owner(container), false)))));
 }
 
@@ -171,19 +214,160 @@ check_columns(Oid container, Oid archive)
 	relation_close(crel, NoLock);
 }
 
+/* ---- the fit, cached ---- */
+
 /*
- * Whether archive can take container's purged rows (SPEC, "After 1.6"):
- * it exists (42P01), is an ordinary permanent or partitioned table (0A000),
- * is neither the container nor one of its partitions (0A000), has the
- * container's owner (42501) and fits column by column (42703, 42804).
- * The chain of archives is ttl.set_archive's to check (archive_admin.c).
- * Takes RowExclusiveLock on the archive (see the file header); with nowait,
- * false when another holds a conflicting lock (DDL): a purge batch never
- * waits, it skips the container as busy.
+ * A fit found (per container): the archive and every table in its tree.
+ * Deriving it costs every column's coercion and a walk of the archive's
+ * partitions, before every batch; kept instead, and dropped by the
+ * relcache invalidation of the container, the archive or any table of its
+ * tree (ttl.c registers ttl_archive_invalidate): an ATTACH, DETACH, OWNER
+ * TO, SET LOGGED / UNLOGGED or column change on any of them sends one.
+ * Misfits are not kept: they raise their error each time.
+ */
+typedef struct ArchiveFit
+{
+	Oid			container;		/* hash key */
+	Oid			archive;
+	int			nmembers;		/* the archive's partitions, any depth */
+	Oid		   *members;		/* (CacheMemoryContext) */
+} ArchiveFit;
+
+static HTAB *fits = NULL;
+
+/* The relcache callback (ttl.c): a fit that involves relid is dropped. */
+void
+ttl_archive_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	ArchiveFit *fit;
+
+	if (fits == NULL)
+		return;
+	hash_seq_init(&status, fits);
+	while ((fit = hash_seq_search(&status)) != NULL)
+	{
+		bool		hit = !OidIsValid(relid) || fit->container == relid ||
+			fit->archive == relid;
+		int			i;
+
+		for (i = 0; i < fit->nmembers && !hit; i++)
+			hit = fit->members[i] == relid;
+		if (!hit)
+			continue;
+		if (fit->members)
+			pfree(fit->members);
+		hash_search(fits, &fit->container, HASH_REMOVE, NULL);
+	}
+}
+
+static ArchiveFit *
+fit_lookup(Oid container, Oid archive)
+{
+	ArchiveFit *fit;
+
+	if (fits == NULL)
+		return NULL;
+	fit = hash_search(fits, &container, HASH_FIND, NULL);
+	return fit != NULL && fit->archive == archive ? fit : NULL;
+}
+
+static void
+fit_store(Oid container, Oid archive, List *members)
+{
+	ArchiveFit *fit;
+	bool		found;
+	ListCell   *lc;
+
+	if (fits == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(ArchiveFit);
+		fits = hash_create("ttl archive fits", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+	fit = hash_search(fits, &container, HASH_ENTER, &found);
+	if (found && fit->members)
+		pfree(fit->members);
+	fit->archive = archive;
+	fit->nmembers = 0;
+	fit->members = MemoryContextAlloc(CacheMemoryContext,
+									  sizeof(Oid) * Max(list_length(members), 1));
+	foreach(lc, members)
+		fit->members[fit->nmembers++] = lfirst_oid(lc);
+}
+
+/* ---- the locks of the archive's tree ---- */
+
+/*
+ * The partitioned tables of the archive's tree locked ShareUpdateExclusive
+ * by the last waiting check (rule 10 releases them after its statement,
+ * ttl_archive_release).
+ */
+#define HELD_MAX 64
+static Oid	held[HELD_MAX];
+static int	nheld = 0;
+
+/*
+ * Lock one table of the archive's tree: ShareUpdateExclusiveLock for a
+ * partitioned one (ATTACH PARTITION takes it on the table it attaches to,
+ * so no leaf joins the tree between the check and the INSERT), else
+ * RowExclusiveLock (OWNER TO and SET LOGGED / UNLOGGED wait for it).
+ * With nowait, false when someone holds a conflicting lock.
+ */
+static bool
+lock_member(Oid member, bool nowait)
+{
+	LOCKMODE	mode = get_rel_relkind(member) == RELKIND_PARTITIONED_TABLE ?
+		ShareUpdateExclusiveLock : RowExclusiveLock;
+
+	if (!nowait)
+		LockRelationOid(member, mode);
+	else if (!ConditionalLockRelationOid(member, mode))
+		return false;
+	if (!nowait && mode == ShareUpdateExclusiveLock && nheld < HELD_MAX)
+		held[nheld++] = member;
+	return true;
+}
+
+/*
+ * After rule 10's one-row statement (purge_replace.c): the waiting check's
+ * ShareUpdateExclusiveLocks go, so that writers replacing items of
+ * containers that share this archive queue on them only for a statement,
+ * not to commit.  The INSERT's RowExclusiveLocks stay.
+ */
+void
+ttl_archive_release(Oid archive)
+{
+	while (nheld > 0)
+		UnlockRelationOid(held[--nheld], ShareUpdateExclusiveLock);
+}
+
+/*
+ * Whether archive can take container's purged rows (SPEC, "After 1.6";
+ * 1.9: every table of its tree): it exists (42P01), is an ordinary
+ * permanent or partitioned table and so is every partition of it, at any
+ * depth, no unlogged or foreign one (0A000), is neither the container nor
+ * one of its partitions (0A000), has the container's owner and so has
+ * every partition of it (42501), and fits column by column (42703,
+ * 42804).  The chain of archives is ttl.set_archive's to check
+ * (archive_admin.c).  Takes the locks of lock_member on the archive and
+ * every table of its tree (see the file header), then checks under them
+ * (a fit found before is kept: see ArchiveFit); with nowait, false when
+ * another holds a conflicting lock (DDL, or a purge of another container
+ * into the same partitioned archive): a purge batch never waits, it skips
+ * the container as busy.
  */
 bool
 ttl_archive_check_fit(Oid container, Oid archive, bool nowait)
 {
+	ArchiveFit *fit;
+	List	   *members = NIL;
+	ListCell   *lc;
+	int			i;
+
+	nheld = 0;
 	if (!nowait)
 		LockRelationOid(archive, RowExclusiveLock);
 	else if (!ConditionalLockRelationOid(archive, RowExclusiveLock))
@@ -195,10 +379,44 @@ ttl_archive_check_fit(Oid container, Oid archive, bool nowait)
 						ttl_relation_display_name(container), archive),
 				 errdetail("The container's purge moves its rows into the archive; it deletes nothing while the archive is missing."),
 				 errhint("Set a new archive with ttl.set_archive(), or stop archiving with ttl.set_archive(container, NULL).")));
-	check_kind(container, archive);
+	if (!lock_member(archive, nowait))
+		return false;
+	/* a fit found before: its tree locked, and still kept after the locks */
+	fit = fit_lookup(container, archive);
+	if (fit != NULL)
+	{
+		int			n = fit->nmembers;
+		Oid		   *copy = palloc(sizeof(Oid) * Max(n, 1));
+
+		memcpy(copy, fit->members, sizeof(Oid) * n);	/* locking may drop it */
+		for (i = 0; i < n; i++)
+			if (!lock_member(copy[i], nowait))
+				return false;
+		if (fit_lookup(container, archive) != NULL)
+			return true;
+	}
+	check_kind(container, archive, archive);
 	check_not_itself(container, archive);
-	check_owner(container, archive);
+	check_owner(container, archive, archive);
 	check_columns(container, archive);
+	/*
+	 * a partitioned archive routes rows to its partitions (an INSERT into
+	 * a plain table never reaches its inheritance children)
+	 */
+	foreach(lc, get_rel_relkind(archive) == RELKIND_PARTITIONED_TABLE ?
+			find_all_inheritors(archive, NoLock, NULL) : NIL)
+	{
+		Oid			member = lfirst_oid(lc);
+
+		if (member == archive)
+			continue;
+		if (!lock_member(member, nowait))
+			return false;
+		check_kind(container, archive, member);
+		check_owner(container, archive, member);
+		members = lappend_oid(members, member);
+	}
+	fit_store(container, archive, members);
 	return true;
 }
 

@@ -50,6 +50,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "base/run_as.h"
@@ -62,6 +63,7 @@
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/policy.h"
+#include "registry/registry.h"
 
 void
 ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
@@ -183,6 +185,27 @@ advance_cursor(PurgeCursor *cur, bool exhausted, Oid last_leaf, int64 last_key)
 }
 
 /*
+ * A leaf the batch left alone because another role owns it (purge_owner.c):
+ * kept in the cursor for the container's last_error, with one WARNING per
+ * visit (the worker's round, a ttl.purge() call), not one per batch.
+ */
+static void
+note_foreign_leaf(PurgeCursor *cur)
+{
+	const char *note = ttl_batch_owner_note();
+
+	if (note == NULL || cur->leaf_note != NULL)
+		return;
+	cur->leaf_note = MemoryContextStrdup(cur->walk_cxt, note);
+	ereport(WARNING,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("ttl purge of %s skipped a partition: %s",
+					ttl_relation_display_name(cur->relid), note),
+			 errdetail("ttl acts on a container only as its owner and never runs another role's code with those rights; the rest of the container is purged."),
+			 errhint("Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or detach it.")));
+}
+
+/*
  * The plan of the cursor's next batch under policy.  A bitmap walk (no
  * limit, the procedure's batches, or an append-only container, whose BRIN
  * index or none gives pages, not keys in order) takes every kind in one
@@ -230,6 +253,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	TtlDirectBatch batch;
 	bool		exhausted = false;
 
+	ttl_batch_owner_reset();
 	if (!begin_batch(cur, &relname, &policy))
 		return 0;
 	/* rule 9: a deadline property adds a walk of the deadline index */
@@ -297,6 +321,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 			 batch.last_key == cur->lower_key);
 	advance_cursor(cur, exhausted, batch.last_leaf, batch.last_key);
 	cur->deleted += batch.deleted;
+	note_foreign_leaf(cur);
 	/* in the batch's transaction, after its deletes: see mark.c */
 	ttl_mark_batch(cur->relid, batch.deleted);
 	return batch.deleted;
@@ -414,7 +439,8 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	}
 	ttl_restore_user(&ctx);
 	*skipped = cur.busy;
+	/* a partition left alone (another role's) is the container's last_error */
 	if (!cur.busy)
-		ttl_record_purge(relid, cur.deleted, NULL);
+		ttl_record_purge(relid, cur.deleted, cur.leaf_note);
 	return cur.deleted;
 }

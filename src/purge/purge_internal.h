@@ -170,6 +170,8 @@ typedef struct PurgeCursor
 	MemoryContext walk_cxt;		/* in the round's memory */
 	bool		clear_backoff;	/* backed off before: a batch that commits
 								 * ends the back-off (backoff.c) */
+	char	   *leaf_note;		/* a leaf skipped, another role owns it
+								 * (purge_owner.c): last_error, in walk_cxt */
 } PurgeCursor;
 
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
@@ -197,6 +199,11 @@ extern const char *ttl_purge_hold_filter(const char *doc);
 extern Datum ttl_purge_hold_matches(void);
 extern void ttl_purge_hold_refuse_replace(Oid container, Oid leaf, ItemPointer tid,
 										  const char *doc_column);
+
+/* purge_owner.c: the leaves a batch leaves alone (another role owns them) */
+extern void ttl_batch_owner_reset(void);
+extern bool ttl_batch_leaf_fits(Oid container, Oid leaf);
+extern const char *ttl_batch_owner_note(void);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

@@ -9,7 +9,9 @@
  *		of a container with a deadline property, rule 9).
  *
  * Locking: the caller holds RowExclusiveLock on the table and every
- * partition (taken without waiting) and runs as the table's owner.  Indexes
+ * partition (taken without waiting) and runs as the table's owner; a leaf
+ * another role owns (or that is below a partitioned table another role
+ * owns) is left out of the walk, checked under that lock (purge_owner.c).  Indexes
  * are locked AccessShareLock without waiting; an index we cannot lock now
  * is not used.  The leaves stay open until ttl_close_leaves, with their locks
  * held to the end of the transaction.
@@ -100,15 +102,21 @@ direct_leaves(Relation root, const char **obstacle)
 
 		if (relkind == RELKIND_PARTITIONED_TABLE)
 			continue;
-		if (relkind != RELKIND_RELATION)
-		{
-			*obstacle = "a partition is not a plain table";
-			return NIL;
-		}
 		/* held already, unless attached since the caller locked the tree */
 		if (!ConditionalLockRelationOid(child, RowExclusiveLock))
 		{
 			*obstacle = "a partition attached meanwhile is locked";
+			return NIL;
+		}
+		/*
+		 * another role's leaf is never touched as the owner: checked under
+		 * the lock, which holds off OWNER TO (purge_owner.c)
+		 */
+		if (!ttl_batch_leaf_fits(relid, child))
+			continue;
+		if (relkind != RELKIND_RELATION)
+		{
+			*obstacle = "a partition is not a plain table";
 			return NIL;
 		}
 		rel = table_open(child, NoLock);

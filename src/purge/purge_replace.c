@@ -38,9 +38,15 @@
  * its delete).  The writer's transaction carries no replication origin (an
  * origin would mark the application's own changes too).
  *
+ * Ownership (1.9): the DELETE names ONLY the leaf that holds the item, and
+ * a leaf another role owns (registry/leaf_owner.c) is never deleted from:
+ * the replacement is refused and the write conflicts (replace_probe.c
+ * says why first).
+ *
  * Locking: RowExclusiveLock on the table (the writer's statement holds it
- * already) and the row lock of the DELETE, which waits.  The caller holds
- * the container's replace lock (registry.c).
+ * already, and so the leaf's owner stays as checked) and the row lock of
+ * the DELETE, which waits.  The caller holds the container's replace lock
+ * (registry.c).  With an archive: what archive.c takes, waiting.
  */
 #include "postgres.h"
 
@@ -62,6 +68,7 @@
 #include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
+#include "registry/leaf_owner.h"
 #include "registry/registry.h"
 
 /* One replacement delete, as a step of a subtransaction. */
@@ -77,10 +84,11 @@ typedef struct ReplaceStep
 
 /*
  * The DELETE of one row version, by TID, repeating the expiry rule on the
- * version it removes.  $1 tid, $2 the default, $3 now (Unix seconds), $4
- * the partition (a partitioned container: the DELETE goes through the
- * container, so its row security and statement triggers apply, and a ctid
- * names a row only within one partition).
+ * version it removes.  $1 tid, $2 the default, $3 now (Unix seconds).  It
+ * names ONLY the leaf that holds the row (a partition of a partitioned
+ * container): a DELETE on the parent would plan every partition as the
+ * owner, another role's among them (purge_owner.c), so the leaf's own
+ * triggers, foreign keys and row security apply, as in a purge batch.
  *
  * Where later work plugs in (SPEC, "After 1.6"; src/purge/README.md): a
  * legal hold refuses the replacement of a held item with 55000 before this
@@ -90,28 +98,17 @@ typedef struct ReplaceStep
  * ...) (ttl_purge_archived_delete_sql).
  */
 static char *
-replace_statement(Oid container, const TtlContainer *policy, bool partitioned)
+replace_statement(Oid container, Oid leaf, const TtlContainer *policy)
 {
-	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(container)),
-												   get_rel_name(container));
+	char	   *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(leaf)),
+												   get_rel_name(leaf));
 	const char *doc = quote_identifier(NameStr(policy->doc_column));
 	/* the whole rule and the delete, as every purge deleter (purge_rows.c) */
 	char	   *recheck = ttl_purge_recheck_sql(doc, TTL_HAS_DEADLINE(policy) ?
 											  policy->deadline_property : NULL, 2, 3);
-	const char *from;
-	const char *where;
+	const char *from = psprintf("ONLY %s t", table);
+	const char *where = psprintf("t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck);
 
-	if (partitioned)
-	{
-		from = psprintf("%s t", table);
-		where = psprintf("t.tableoid OPERATOR(pg_catalog.=) $4"
-						 " AND t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck);
-	}
-	else
-	{
-		from = psprintf("ONLY %s t", table);
-		where = psprintf("t.ctid OPERATOR(pg_catalog.=) $1 AND %s", recheck);
-	}
 	/* archive: the deleted row goes to the archive in this statement */
 	if (OidIsValid(policy->archive))
 		return psprintf("WITH %s SELECT 1 FROM d",
@@ -136,33 +133,35 @@ static void
 delete_item(void *arg)
 {
 	ReplaceStep *step = (ReplaceStep *) arg;
-	bool		partitioned = get_rel_relkind(step->container) == RELKIND_PARTITIONED_TABLE;
-	Oid			argtypes[4] = {TIDOID, INT4OID, INT8OID, OIDOID};
-	Datum		values[4];
+	Oid			argtypes[3] = {TIDOID, INT4OID, INT8OID};
+	Datum		values[3];
 	int			rc;
 	char	   *sql;
 
 	values[0] = PointerGetDatum(&step->tid);
 	values[1] = Int32GetDatum(step->policy->default_ttl);
 	values[2] = Int64GetDatum(step->now_seconds);
-	values[3] = ObjectIdGetDatum(step->leaf);
 	/* legal hold: a held item is never replaced, 55000 (purge_hold.c) */
 	ttl_purge_hold_refuse_replace(step->container, step->leaf, &step->tid,
 								  NameStr(step->policy->doc_column));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	sql = replace_statement(step->container, step->policy, partitioned);
+	sql = replace_statement(step->container, step->leaf, step->policy);
 	if (OidIsValid(step->policy->archive))
 	{
-		/* archive: checked again, its errors name it (archive.c) */
+		/*
+		 * archive: checked again, every leaf of it included, its leaf set
+		 * held for this statement (archive.c); its errors name it
+		 */
 		(void) ttl_archive_check_fit(step->container, step->policy->archive, false);
 		rc = ttl_archive_execute(step->container, step->policy->archive, sql,
-								 partitioned ? 4 : 3, argtypes, values, NULL, 0);
+								 3, argtypes, values, NULL, 0);
+		ttl_archive_release(step->policy->archive);
 		if (rc == SPI_OK_SELECT)
 			rc = SPI_OK_DELETE;	/* one row out per row deleted */
 	}
 	else
-		rc = SPI_execute_with_args(sql, partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
+		rc = SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0);
 	if (rc != SPI_OK_DELETE)
 		elog(ERROR, "ttl replacement delete failed: %s", SPI_result_code_string(rc));
 	step->deleted = SPI_processed > 0;
@@ -202,6 +201,14 @@ ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
 	step.policy = policy;
 	step.now_seconds = now_seconds;
 	step.deleted = false;
+	/*
+	 * Another role's leaf is never touched as the container's owner (the
+	 * writer's statement holds the leaf, so its owner stays as checked):
+	 * refused, the write conflicts.  replace_probe.c says why first; this
+	 * holds for any caller.
+	 */
+	if (!ttl_leaf_owner_fits(container, leaf))
+		return false;
 	ttl_become_user(ttl_table_owner(container), &ctx);
 	edata = ttl_subxact_run(delete_item_immediate, &step, CurrentMemoryContext, false);
 	ttl_restore_user(&ctx);

@@ -244,8 +244,9 @@ owner_batch(void *arg)
 	/* a timeout that fired just now is this batch's, not the round's */
 	CHECK_FOR_INTERRUPTS();
 	ttl_restore_user(&ctx);
-	if (deleted > 0)
-		ttl_record_purge(cur->relid, deleted, NULL);
+	/* a partition left alone (another role's) is the container's last_error */
+	if (deleted > 0 || cur->leaf_note != NULL)
+		ttl_record_purge(cur->relid, deleted, cur->leaf_note);
 	/*
 	 * Served again (an archive repaired, say): no more back-off.  Not by a
 	 * batch of a kind with nothing due while another kind fails: only

@@ -9,15 +9,19 @@
  *
  * Locking: the caller's (purge_batch.c): the container's purge lock and
  * RowExclusiveLock on the table and its partitions, taken without waiting,
- * as the table's owner, SPI connected.  The statement itself locks the
+ * as the table's owner, SPI connected.  The statement runs on ONLY each
+ * leaf in turn (1.9), each leaf's owner checked under that lock
+ * (purge_owner.c).  The statement itself locks the
  * rows of its batch, skipping those others hold; the planner settings are
  * set at a GUC nest level of their own and undone after it.
  */
 #include "postgres.h"
 
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -136,34 +140,59 @@ spi_int64(int row, int col, bool *isnull)
 }
 
 /*
- * The statement path of a batch: the batch statement (ttl_batch_statement)
- * under purge's planner settings, its counts and last key into *out.  Needs
- * SPI connected.
+ * The leaves of the batch's container in OID order (a plain table is its
+ * own first leaf, then its inheritance children): each gets a statement
+ * of its own on ONLY that leaf.  A DELETE on the parent could neither skip
+ * a leaf another role owns (its planning alone folds that leaf's index
+ * expressions as the owner) nor leave out one attached after the check.
  */
-void
-ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatch *out)
+static List *
+statement_leaves(Oid relid)
+{
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
+	{
+		Oid			leaf = lfirst_oid(lc);
+
+		if (get_rel_relkind(leaf) != RELKIND_PARTITIONED_TABLE)
+			leaves = lappend_oid(leaves, leaf);
+	}
+	list_sort(leaves, list_oid_cmp);
+	return leaves;
+}
+
+/*
+ * The batch statement on one leaf, under purge's planner settings, from
+ * lower (a key of the kind's range) for at most limit rows (< 0: all);
+ * its counts and last key added to *out.
+ */
+static void
+leaf_statement(const TtlBatchPlan *plan, Oid leaf, int64 lower, int64 limit,
+			   TtlDirectBatch *out)
 {
 	const char *doc_name = NameStr(plan->policy->doc_column);
-	int64		limit = plan->limit;
 	Oid			argtypes[6] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID, JSONBARRAYOID};
 	Datum		values[6];
 	bool		holds = ttl_purge_hold_active();	/* legal hold: $6 */
 	bool		isnull;
-	bool		partitioned = get_rel_relkind(plan->relid) == RELKIND_PARTITIONED_TABLE;
 	bool		keyed = plan->kind != TTL_DUE_DEADLINE &&
-		ttl_has_purge_key_index(plan->relid, doc_name);
+		ttl_has_purge_key_index(leaf, doc_name);
 	/* the kind's due keys (due_range.c), from the keyset on */
 	TtlDueRange range = ttl_due_range(plan->kind, keyed, plan->policy->default_ttl,
 									  plan->now_seconds);
 	char	   *table;
 	char	   *sql;
 	int			guc_level;
+	int64		found;
 
-	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(plan->relid)),
-									   relname);
-	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, partitioned, keyed,
+	table = psprintf("ONLY %s",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(leaf)),
+												get_rel_name(leaf)));
+	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, false, keyed,
 							  plan->deadline, holds, plan->relid, plan->policy->archive);
-	ttl_due_range_from(&range, plan->lower_key);
+	ttl_due_range_from(&range, lower);
 	/* legal hold: start past the held rows at the bottom (purge_hold.c) */
 	ttl_due_range_from(&range, ttl_purge_hold_floor(plan->kind));
 	values[0] = Int64GetDatum(range.low);
@@ -182,10 +211,49 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 							   limit < 0 ? "  n  " : NULL, false, 0)) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
-	out->found = spi_int64(0, 1, &isnull);
-	out->deleted = spi_int64(0, 2, &isnull);
-	out->last_leaf = InvalidOid;
+	found = spi_int64(0, 1, &isnull);
+	out->found += found;
+	out->deleted += spi_int64(0, 2, &isnull);
+	out->last_leaf = leaf;
 	out->last_key = spi_int64(0, 3, &isnull);
 	if (!isnull)
 		out->last_key = ttl_due_seconds(&range, out->last_key);
+	else
+		out->last_key = lower;
+}
+
+/*
+ * The statement path of a batch: the batch statement (ttl_batch_statement)
+ * on each leaf in turn (statement_leaves), from where the last batch
+ * stopped (plan->start_leaf at plan->lower_key), until the limit is taken.
+ * A leaf another role owns is left alone (purge_owner.c), checked under
+ * its lock: the tree's, or taken here without waiting for a leaf attached
+ * since (locked by its ATTACH: left for the next round).  Its counts and
+ * where it stopped into *out.  Needs SPI connected.
+ */
+void
+ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatch *out)
+{
+	int64		limit = plan->limit;
+	ListCell   *lc;
+
+	out->found = 0;
+	out->deleted = 0;
+	out->last_leaf = plan->start_leaf;
+	out->last_key = plan->lower_key;
+	foreach(lc, statement_leaves(plan->relid))
+	{
+		Oid			leaf = lfirst_oid(lc);
+		bool		first = leaf == plan->start_leaf;
+
+		if (OidIsValid(plan->start_leaf) && leaf < plan->start_leaf)
+			continue;			/* done by earlier batches of this kind */
+		if (limit >= 0 && out->found >= limit)
+			break;
+		if (!ConditionalLockRelationOid(leaf, RowExclusiveLock) ||
+			!ttl_batch_leaf_fits(plan->relid, leaf))
+			continue;
+		leaf_statement(plan, leaf, first ? plan->lower_key : PG_INT64_MIN,
+					   limit < 0 ? -1 : limit - out->found, out);
+	}
 }

@@ -4,7 +4,8 @@
  *		with a dirty snapshot (as core's unique check does), a busy holder
  *		waited for, and an expired holder replaced (purge_replace.c's
  *		delete) after the container's replace lock is taken and the policy
- *		read as committed; the restore guard's hold raises 23505 instead.
+ *		read as committed; the restore guard's hold, and a leaf another
+ *		role owns (1.9, registry/leaf_owner.c), raise 23505 instead.
  *
  * Locking: the index is the statement's (RowExclusiveLock); the replace
  * lock (registry.c, RowExclusiveLock until commit) orders a replacement
@@ -21,6 +22,7 @@
 #include "base/compat.h"
 #include "document/deadline.h"
 #include "purge/purge.h"
+#include "registry/leaf_owner.h"
 #include "registry/policy.h"
 #include "stamp/replace_look.h"
 #include "stamp/replace_probe.h"
@@ -69,6 +71,31 @@ report_held(TtlReplaceState *state, Relation rel, Relation index,
 }
 
 /*
+ * 23505 for a conflict with an expired item in a leaf another role owns
+ * (registry/leaf_owner.c): its delete would run that role's code with the
+ * container owner's rights, so it is not replaced.
+ */
+static void
+report_foreign_leaf(TtlReplaceState *state, Relation rel, Relation index,
+					Datum *values, bool *isnull)
+{
+	char	   *key = BuildIndexValueDescription(index, values, isnull);
+	char	   *why = ttl_foreign_leaf_text(state->container, RelationGetRelid(rel));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key ?
+			 errdetail("Key %s is held by an expired item that rule 10 does not replace: %s.",
+					   key, why) :
+			 errdetail("The key is held by an expired item that rule 10 does not replace: %s.",
+					   why),
+			 errhint("Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or wait for its owner to delete the item."),
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+/*
  * The holder at tid is expired by the statement's policy: replace it.
  * Takes the replace lock and reads the policy as committed now (a
  * shard's is its trigger's, which a change cannot replace while this
@@ -110,6 +137,19 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 		 */
 		if (ttl_policy_read(state->container, &piece))
 			state->policy.archive = piece.archive;
+	}
+
+	/*
+	 * One owner per container tree: a leaf another role owns is not
+	 * touched as the container's owner (the statement holds the leaf, so
+	 * its owner stays as checked).  ON CONFLICT treats it as a conflict.
+	 */
+	if (!ttl_leaf_owner_fits(state->container, RelationGetRelid(rel)))
+	{
+		if (ttl_running_covers(state->container, RelationGetRelid(rel),
+							   RelationGetRelid(index)))
+			return false;
+		report_foreign_leaf(state, rel, index, values, isnull);
 	}
 
 	/*

@@ -20,6 +20,16 @@
 #   operation); running as anyone else (the superuser or the reader who
 #   called a ttl function) is the escalation of issue 25.
 #
+# - Plants of another owner (1.9, one owner per container tree): mallory
+#   owns one partition of alice's partitioned container evil.mixed and has
+#   planted an index expression and a row trigger of hers there; alice's
+#   container evil.arch_m_c archives into a partitioned table with a
+#   partition of mallory's carrying her BEFORE INSERT trigger, and
+#   evil.arch_u_c into one with an unlogged partition.  Mallory's plants
+#   ("mallory ..." in the log) may run as mallory only, never as alice:
+#   ttl skips her partition and refuses those archives (their containers'
+#   purges fail, deleting nothing: their rows are counted at the end).
+#
 # Every plant records itself with RAISE LOG (the server log survives the
 # rollback of a call that fails): which plant, current_user, session_user
 # and application_name, which names the call.
@@ -112,6 +122,7 @@ my @functions = (
 
 $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
+CREATE ROLE mallory LOGIN;
 CREATE ROLE reader LOGIN;
 CREATE ROLE heir;
 CREATE DATABASE canary;
@@ -205,7 +216,7 @@ END \$\$;
 -- "until") when asked; partitioned (one partition, the plants cloned to
 -- it) when asked
 CREATE FUNCTION evil.make(t name, enable boolean, deadline boolean, rls boolean,
-                          part boolean DEFAULT false) RETURNS void
+                          part boolean DEFAULT false, split boolean DEFAULT false) RETURNS void
 LANGUAGE plpgsql AS \$\$
 BEGIN
     EXECUTE pg_catalog.format('CREATE TABLE evil.%I (id integer PRIMARY KEY, doc jsonb NOT NULL,'
@@ -213,9 +224,16 @@ BEGIN
                               t, t OPERATOR(pg_catalog.||) '_ev_chk',
                               CASE WHEN part THEN ' PARTITION BY RANGE (id)' ELSE '' END);
     IF part THEN
-        EXECUTE pg_catalog.format('CREATE TABLE evil.%I PARTITION OF evil.%I FOR VALUES FROM (MINVALUE) TO (MAXVALUE)',
-                                  t OPERATOR(pg_catalog.||) '_p1', t);
+        -- split: a second partition from 500 on (ids 501 to 503), for mallory
+        EXECUTE pg_catalog.format('CREATE TABLE evil.%I PARTITION OF evil.%I FOR VALUES FROM (MINVALUE) TO (%s)',
+                                  t OPERATOR(pg_catalog.||) '_p1', t, CASE WHEN split THEN '500' ELSE 'MAXVALUE' END);
         EXECUTE pg_catalog.format('GRANT SELECT, INSERT, UPDATE ON evil.%I TO reader', t OPERATOR(pg_catalog.||) '_p1');
+    END IF;
+    IF split THEN
+        EXECUTE pg_catalog.format('CREATE TABLE evil.%I PARTITION OF evil.%I FOR VALUES FROM (500) TO (MAXVALUE)',
+                                  t OPERATOR(pg_catalog.||) '_p2', t);
+        EXECUTE pg_catalog.format('INSERT INTO evil.%I (id, doc) SELECT g, %L FROM pg_catalog.generate_series(501, 503) g',
+                                  t, '{"ttl": 100000, "until": 4070908800}');
     END IF;
     EXECUTE pg_catalog.format('CREATE INDEX %I ON evil.%I ((doc OPERATOR(pg_catalog.->>) evil.k()))',
                               t OPERATOR(pg_catalog.||) '_ev_expr', t);
@@ -247,8 +265,59 @@ SELECT evil.make('open', true, false, false);
 SELECT evil.make('open_twin', false, false, false);
 SELECT evil.make('parts', true, false, false, true);
 SELECT evil.make('parts_twin', false, false, false, true);
+SELECT evil.make('mixed', true, false, false, true, true);
+SELECT evil.make('mixed_twin', false, false, false, true, true);
+-- containers whose archives have a partition of mallory's, or an unlogged one
+CREATE TABLE evil.arch_m_c (id integer PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE evil.arch_u_c (id integer PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('evil.arch_m_c', 100000), ttl.enable('evil.arch_u_c', 100000);
+INSERT INTO evil.arch_m_c SELECT g, '{}' FROM pg_catalog.generate_series(1, 3) g;
+INSERT INTO evil.arch_m_c SELECT g, '{}' FROM pg_catalog.generate_series(501, 503) g;
+INSERT INTO evil.arch_u_c SELECT g, '{}' FROM pg_catalog.generate_series(1, 3) g;
+INSERT INTO evil.arch_u_c SELECT g, '{}' FROM pg_catalog.generate_series(501, 503) g;
+CREATE TABLE evil.arch_m (id integer, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE evil.arch_m_p1 PARTITION OF evil.arch_m FOR VALUES FROM (MINVALUE) TO (500);
+CREATE TABLE evil.arch_m_p2 PARTITION OF evil.arch_m FOR VALUES FROM (500) TO (MAXVALUE);
+CREATE TABLE evil.arch_u (id integer, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE evil.arch_u_p1 PARTITION OF evil.arch_u FOR VALUES FROM (MINVALUE) TO (500);
+SELECT ttl.set_archive('evil.arch_m_c', 'evil.arch_m'), ttl.set_archive('evil.arch_u_c', 'evil.arch_u');
+CREATE UNLOGGED TABLE evil.arch_u_p2 PARTITION OF evil.arch_u FOR VALUES FROM (500) TO (MAXVALUE);
 };
 alice_psql($owner_sql);
+
+# mallory's plants, on her partitions (given to her by the superuser after
+# ttl.enable and ttl.set_archive, the rows already there)
+my $mrec = record_sql(q{'mallory ' OPERATOR(pg_catalog.||) plant});
+$node->safe_psql('canary', q{
+CREATE SCHEMA evilm AUTHORIZATION mallory;
+GRANT USAGE ON SCHEMA evilm TO PUBLIC;
+GRANT USAGE, CREATE ON SCHEMA evil TO mallory;    -- CREATE INDEX needs CREATE there
+ALTER TABLE evil.mixed_p2 OWNER TO mallory;
+ALTER TABLE evil.mixed_twin_p2 OWNER TO mallory;
+ALTER TABLE evil.arch_m_p2 OWNER TO mallory;
+});
+{
+	local $ENV{PGAPPNAME} = 'setup';
+	$node->safe_psql('canary', qq{
+CREATE FUNCTION evilm.rec(plant text) RETURNS void LANGUAGE plpgsql VOLATILE AS \$\$
+BEGIN
+    $mrec
+END \$\$;
+CREATE FUNCTION evilm.k() RETURNS text LANGUAGE plpgsql IMMUTABLE AS \$\$
+BEGIN PERFORM evilm.rec('index expression'); RETURN 'k'; END \$\$;
+CREATE FUNCTION evilm.trg() RETURNS trigger LANGUAGE plpgsql AS \$\$
+BEGIN
+    PERFORM evilm.rec('trigger');
+    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN RETURN OLD; END IF;
+    RETURN NEW;
+END \$\$;
+CREATE INDEX mixed_p2_m ON evil.mixed_p2 ((doc OPERATOR(pg_catalog.->>) evilm.k()));
+CREATE INDEX mixed_twin_p2_m ON evil.mixed_twin_p2 ((doc OPERATOR(pg_catalog.->>) evilm.k()));
+CREATE TRIGGER m BEFORE INSERT OR UPDATE OR DELETE ON evil.mixed_p2 FOR EACH ROW EXECUTE FUNCTION evilm.trg();
+CREATE TRIGGER m BEFORE INSERT OR UPDATE OR DELETE ON evil.mixed_twin_p2 FOR EACH ROW EXECUTE FUNCTION evilm.trg();
+CREATE TRIGGER m BEFORE INSERT ON evil.arch_m_p2 FOR EACH ROW EXECUTE FUNCTION evilm.trg();
+}, extra_params => [ '-U', 'mallory' ]);
+}
 
 # Containers of the search-path part: w_* for the worker (w_trig has a
 # DELETE trigger: the statement path).
@@ -303,8 +372,9 @@ sub run_call
 }
 
 my $doc = q{'{"ttl": 60, "_ts": 1700000000, "until": 4070908800, "n": 5, "a": {"b": 1}}'::jsonb};
-# box: RLS forced, a deadline property; open: neither; parts: partitioned
-my @containers = ('evil.box', 'evil.open', 'evil.parts');
+# box: RLS forced, a deadline property; open: neither; parts: partitioned;
+# mixed: partitioned, its second partition mallory's
+my @containers = ('evil.box', 'evil.open', 'evil.parts', 'evil.mixed');
 my $fresh_no = 0;
 
 # A new table with every plant, made by alice: 'table' (no container),
@@ -483,7 +553,15 @@ my %calls = (
 	# purge
 	'ttl.purge(regclass,bigint)' => {
 		future => 1,
-		calls => sub { (on_containers('ttl.purge'), on_containers('ttl.purge', 1), sel('ttl.purge')) } },
+		calls => sub {
+			(on_containers('ttl.purge'), on_containers('ttl.purge', 1),
+			 { sql => sel('ttl.purge', reg('evil.arch_m_c')),
+			   fails => 'a partition of its archive is mallory\'s (42501)' },
+			 { sql => sel('ttl.purge', reg('evil.arch_u_c')),
+			   fails => 'a partition of its archive is unlogged (0A000)' },
+			 { sql => sel('ttl.purge'),
+			   fails => 'evil.arch_*_c fail their batches (ttl.purge() of all containers fails with the first, issue 38 item 6)' })
+		} },
 	'ttl.run_purge()' => { future => 1, calls => sub { 'CALL ttl.run_purge();' } },
 	'ttl._purge_statement(regclass,boolean)' =>
 	  { calls => sub { (on_containers('ttl._purge_statement', 'false'), on_containers('ttl._purge_statement', 'true')) } },
@@ -577,6 +655,8 @@ my @control = (
 	# query on her table, and applies her policy to the reader
 	control($super, q{SELECT pg_catalog.count(*) FROM evil.open}),
 	control('reader', q{SELECT pg_catalog.count(*) FROM evil.box}),
+	# core runs mallory's trigger as whoever writes to her partition
+	control('reader', q{INSERT INTO evil.mixed_twin (id, doc) VALUES (900, '{}')}),
 );
 
 # ---------------------------------------------------------------------------
@@ -623,10 +703,12 @@ for my $sig (sort keys %calls)
 			}
 			next;
 		}
-		for my $sql ($e->{calls}->($role))
+		# a call is its SQL, or { sql, fails } for one allowed to fail
+		for my $item ($e->{calls}->($role))
 		{
+			my ($sql, $fails) = ref $item ? ($item->{sql}, $item->{fails}) : ($item, $e->{fails});
 			$sql = $future . $sql if $e->{future} && $role eq $super;
-			run_call(sig => $sig, role => $role, sql => $sql, fails => $e->{fails});
+			run_call(sig => $sig, role => $role, sql => $sql, fails => $fails);
 			$called{$sig}++;
 		}
 	}
@@ -684,15 +766,26 @@ like($seen->($control[2]), qr/^index expression as \Q$super\E$/m,
 	'control: an owner plant runs as the superuser who plans a query on the table, and is seen');
 like($seen->($control[3]), qr/^row-level security policy as reader$/m,
 	'control: ... and the policy plant as the reader');
+like($seen->($control[4]), qr/^mallory trigger as reader$/m,
+	'control: mallory\'s plant on her partition runs as the writer routed there, and is seen');
+
+# A plant that ran as someone other than its table's owner: alice's (or
+# heir's, who inherits her tables) as anyone else, mallory's as anyone but
+# mallory, a search-path plant at all.
+sub foreign_run
+{
+	my ($r) = @_;
+	return 1 if $r->[0] =~ /^search path: /;
+	return $r->[1] ne 'mallory' if $r->[0] =~ /^mallory /;
+	return !$owner{ $r->[1] };
+}
 
 # Per call: the plants that ran as someone other than the table's owner.
 sub foreign_runs
 {
 	my ($call) = @_;
 	my %n;
-	$n{"$_->[0] as $_->[1]"}++
-	  for grep { $_->[0] =~ /^search path: / || !$owner{ $_->[1] } }
-	  @{ $runs_of_app{ $call->{app} } || [] };
+	$n{"$_->[0] as $_->[1]"}++ for grep { foreign_run($_) } @{ $runs_of_app{ $call->{app} } || [] };
 	return \%n;
 }
 
@@ -708,9 +801,24 @@ for my $c (grep { !$_->{control} && !$_->{twin} } @calls)
 }
 
 # the worker, alice's setup sessions and anything else not a call
-my @other = grep { !$call_of_app{ $_->[3] } && ($_->[0] =~ /^search path: / || !$owner{ $_->[1] }) } @runs;
+my @other = grep { !$call_of_app{ $_->[3] } && foreign_run($_) } @runs;
 is(join("\n", map { join('|', @$_) } @other), '',
 	'no plant ran as a non-owner outside the calls (worker, setup)');
+
+# mallory's partition was left alone by every purge path (counted as her:
+# her index expression is folded by whoever plans a query there), and the
+# container's last_error names it and both owners
+is( $node->safe_psql('canary', 'SELECT pg_catalog.count(*) FROM evil.mixed_p2 WHERE id OPERATOR(pg_catalog.<=) 503',
+		extra_params => [ '-U', 'mallory' ]),
+	'3', 'mallory\'s partition kept its rows');
+like($node->safe_psql('canary', q{SELECT last_error FROM ttl.purge_stats WHERE relid = 'evil.mixed'::regclass}),
+	qr/partition evil\.mixed_p2 of container evil\.mixed is owned by mallory, not by the container's owner alice/,
+	'last_error names her partition and both owners');
+
+# the archives that do not fit took no row, and their containers lost none
+is($node->safe_psql('canary', q{SELECT (SELECT pg_catalog.count(*) FROM evil.arch_m_c), (SELECT pg_catalog.count(*) FROM evil.arch_m),
+  (SELECT pg_catalog.count(*) FROM evil.arch_u_c), (SELECT pg_catalog.count(*) FROM evil.arch_u)}),
+	'6|0|6|0', 'archives with a partition of another owner or an unlogged one: nothing deleted, nothing archived');
 
 diag("functions that ran a plant as a non-owner:\n"
 	  . join('', map { "  $_: " . join(', ', sort keys %{ $by_function{$_} }) . "\n" } sort keys %by_function))
