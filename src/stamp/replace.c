@@ -70,6 +70,7 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
+#include "executor/nodeModifyTable.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -261,6 +262,14 @@ replace_for_row(TtlReplaceState *state, MemoryContext mcxt, TriggerData *trigdat
 		self = &trigdata->tg_trigtuple->t_self;
 	econtext = GetPerTupleExprContext(state->leaf->estate);
 	ExecStoreHeapTuple(newtuple, state->new_slot, false);
+	/* the row as it will be stored: its stored generated columns computed */
+	if (state->leaf->generated != NULL)
+	{
+		state->leaf->generated->ri_RelationDesc = rel;
+		ExecComputeStoredGenerated(state->leaf->generated, state->leaf->estate,
+								   state->new_slot, CMD_INSERT);
+		state->leaf->generated->ri_RelationDesc = NULL;
+	}
 	econtext->ecxt_scantuple = state->new_slot;
 	for (i = 0; i < state->leaf->nindexes && state->active; i++)
 	{

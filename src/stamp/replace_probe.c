@@ -69,6 +69,30 @@ report_held(TtlReplaceState *state, Relation rel, Relation index,
 }
 
 /*
+ * 23505 for an ON CONFLICT DO UPDATE whose conflict is with an expired item
+ * whose replacement was refused: the expired item is never merged into.
+ */
+static void
+report_refused(TtlReplaceState *state, Relation rel, Relation index,
+			   Datum *values, bool *isnull)
+{
+	char	   *key = BuildIndexValueDescription(index, values, isnull);
+	char	   *name = ttl_relation_display_name(state->container);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key ?
+			 errdetail("Key %s is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
+					   key, name) :
+			 errdetail("The key is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
+					   name),
+			 errhint("A restricting foreign key, a BEFORE DELETE trigger or a row security policy of the table's owner refuses the delete."),
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+/*
  * The holder at tid is expired by the statement's policy: replace it.
  * Takes the replace lock and reads the policy as committed now (a
  * shard's is its trigger's, which a change cannot replace while this
@@ -93,9 +117,12 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 		}
 		if (fresh->held)
 		{
+			bool		do_update;
+
+			/* DO NOTHING handles it as a conflict; DO UPDATE would merge */
 			if (ttl_running_covers(state->container, RelationGetRelid(rel),
-								   RelationGetRelid(index)))
-				return false;	/* ON CONFLICT handles it as a conflict */
+								   RelationGetRelid(index), &do_update) && !do_update)
+				return false;
 			report_held(state, rel, index, values, isnull);
 		}
 	}
@@ -186,7 +213,19 @@ ttl_probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceInd
 		if (!expired)
 			return;				/* a live item: it conflicts, as before */
 		if (ItemPointerEquals(&tid, &tried))
-			return;				/* its delete was refused: it conflicts */
+		{
+			bool		do_update;
+
+			/*
+			 * Its delete was refused: it conflicts.  Without ON CONFLICT the
+			 * unique check raises 23505, DO NOTHING skips the row; DO UPDATE
+			 * would merge into the expired item, which rule 10 never does.
+			 */
+			if (ttl_running_covers(state->container, RelationGetRelid(rel),
+								   RelationGetRelid(index), &do_update) && do_update)
+				report_refused(state, rel, index, values, isnull);
+			return;
+		}
 		if (replace_holder(state, rel, index, &tid, values, isnull))
 			return;
 		if (!state->active)
