@@ -377,6 +377,8 @@ ttl_ddl_end(PG_FUNCTION_ARGS)
 		elog(ERROR, "ttl._ddl_end() must be called as an event trigger");
 	if (ttl_own_ddl > 0)
 		PG_RETURN_NULL();
+	/* no BEFORE ROW trigger fires after the stamp trigger (ddl_triggers.c) */
+	ttl_check_trigger_order(trigdata->parsetree);
 	mine = take_pending(trigdata->parsetree);
 	foreach(lc, mine)
 	{

@@ -70,6 +70,11 @@ CREATE TABLE btp_1 PARTITION OF btp FOR VALUES FROM (0) TO (100);
 SELECT ttl.enable('btp', 60);
 CREATE TRIGGER "~late" BEFORE INSERT ON btp_1 FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
 CREATE TRIGGER "~late_p" BEFORE INSERT ON btp FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
+-- a table attached as a partition brings its own triggers
+CREATE TABLE btp_2 (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TRIGGER "~late" BEFORE UPDATE ON btp_2 FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
+ALTER TABLE btp ATTACH PARTITION btp_2 FOR VALUES FROM (100) TO (200);
+SELECT count(*) FROM pg_inherits WHERE inhparent = 'btp'::regclass;
 
 -- a refused replacement conflicts: 23505, never a merge
 CREATE TABLE rf (id int PRIMARY KEY, doc jsonb NOT NULL);
@@ -104,7 +109,7 @@ SELECT id, doc - '_ts' AS doc FROM rt ORDER BY id;
 
 RESET ROLE;
 RESET ttl.now_override;
-DROP TABLE gk, bt, bt2, btp, rf_child, rf_na_child, rf, rt;
+DROP TABLE gk, bt, bt2, btp, btp_2, rf_child, rf_na_child, rf, rt CASCADE;
 DROP FUNCTION bt_rewrite(), rt_keep();
 REVOKE CREATE ON SCHEMA public FROM rx_owner;
 DROP ROLE rx_owner;
