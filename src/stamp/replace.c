@@ -72,6 +72,7 @@
 #include "executor/executor.h"
 #include "executor/nodeModifyTable.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -129,6 +130,15 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContext old;
 
 	state->doc_attnum = doc_attnum;
+	/*
+	 * Rule 7: a policy change applies to every statement that starts after
+	 * its commit.  The registry's cache is refreshed by invalidations, which
+	 * a statement processes when it takes a lock it does not hold yet; a
+	 * prepared statement (or a PL/pgSQL plan) run again in a transaction
+	 * that holds its locks takes none, so they are processed here, at the
+	 * statement's first row.
+	 */
+	AcceptInvalidationMessages();
 	/* before the policy is read: a change committed later is seen */
 	state->epoch_seen = ttl_floor_epoch();
 	/* a leaf with a floor lowers it with every row, whatever else holds */
