@@ -119,9 +119,13 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 		{
 			bool		do_update;
 
-			/* DO NOTHING handles it as a conflict; DO UPDATE would merge */
+			/*
+			 * ON CONFLICT handles it as a conflict (DO UPDATE too: the
+			 * guard's hold is documented so; a refused replacement is not,
+			 * see ttl_probe_index)
+			 */
 			if (ttl_running_covers(state->container, RelationGetRelid(rel),
-								   RelationGetRelid(index), &do_update) && !do_update)
+								   RelationGetRelid(index), &do_update))
 				return false;
 			report_held(state, rel, index, values, isnull);
 		}
