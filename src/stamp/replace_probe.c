@@ -96,12 +96,14 @@ report_refused(TtlReplaceState *state, Relation rel, Relation index,
  * The holder at tid is expired by the statement's policy: replace it.
  * Takes the replace lock and reads the policy as committed now (a
  * shard's is its trigger's, which a change cannot replace while this
- * statement holds the shard).  true: it is gone.
+ * statement holds the shard).  true: it is gone; *held: the restore guard
+ * holds it and the statement's ON CONFLICT clause handles the conflict.
  */
 static bool
 replace_holder(TtlReplaceState *state, Relation rel, Relation index,
-			   ItemPointer tid, Datum *values, bool *isnull)
+			   ItemPointer tid, Datum *values, bool *isnull, bool *held)
 {
+	*held = false;
 	if (!state->from_trigger)
 	{
 		const TtlContainer *fresh = &state->policy;
@@ -126,7 +128,10 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 			 */
 			if (ttl_running_covers(state->container, RelationGetRelid(rel),
 								   RelationGetRelid(index), &do_update))
+			{
+				*held = true;
 				return false;
+			}
 			report_held(state, rel, index, values, isnull);
 		}
 	}
@@ -164,6 +169,7 @@ ttl_probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceInd
 	ScanKeyData scankeys[INDEX_MAX_KEYS];
 	SnapshotData dirty;
 	ItemPointerData tried;
+	bool		held;
 	int			i;
 
 	ItemPointerSetInvalid(&tried);
@@ -230,8 +236,10 @@ ttl_probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceInd
 				report_refused(state, rel, index, values, isnull);
 			return;
 		}
-		if (replace_holder(state, rel, index, &tid, values, isnull))
+		if (replace_holder(state, rel, index, &tid, values, isnull, &held))
 			return;
+		if (held)
+			return;				/* the guard holds it: ON CONFLICT handles it */
 		if (!state->active)
 			return;
 		tried = tid;			/* changed meanwhile, or refused: look again */

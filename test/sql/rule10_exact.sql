@@ -40,7 +40,7 @@ SELECT count(*) FROM gk WHERE id = 21;
 
 -- a BEFORE trigger of the owner that would run after ttl's stamp trigger
 -- (triggers fire in name order): refused when created, renamed, or found
--- at enable; "~" sorts after any name ttl's could have (letters, digits, _)
+-- at enable; "~" and non-ASCII letters sort after any name ttl's could have
 CREATE TABLE bt (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE FUNCTION bt_rewrite() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -50,6 +50,7 @@ END $$;
 SELECT ttl.enable('bt', 60);
 CREATE TRIGGER "~late" BEFORE INSERT ON bt FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
 CREATE TRIGGER "zzzz_late" BEFORE UPDATE OR INSERT ON bt FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
+CREATE TRIGGER "ÿ_late" BEFORE UPDATE ON bt FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
 -- earlier names, statement triggers, AFTER triggers are fine
 CREATE TRIGGER "aaa_early" BEFORE INSERT ON bt FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
 CREATE TRIGGER "~stmt" BEFORE INSERT ON bt FOR EACH STATEMENT EXECUTE FUNCTION bt_rewrite();
@@ -62,6 +63,8 @@ SELECT tgname FROM pg_trigger WHERE tgrelid = 'bt'::regclass AND NOT tgisinterna
 -- found at enable: the container is not enabled
 CREATE TABLE bt2 (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TRIGGER "~late" BEFORE INSERT ON bt2 FOR EACH ROW EXECUTE FUNCTION bt_rewrite();
+-- disabled too: it could be enabled later
+ALTER TABLE bt2 DISABLE TRIGGER "~late";
 SELECT ttl.enable('bt2', 60);
 SELECT count(*) FROM ttl.containers WHERE container = 'bt2'::regclass;
 -- a partition of a container too
