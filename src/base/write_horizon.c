@@ -6,8 +6,9 @@
  *		a procedure that commits in a loop writes rows whose _ts lies far
  *		behind the clock; a floor kept above such a _ts (the legal-hold
  *		floor, purge_hold.c) would skip those rows.  The horizon is the
- *		earliest statement start among this database's backends that are
- *		running a statement (their status, as pg_stat_activity shows it),
+ *		earliest statement start among this database's client backends and
+ *		background workers that are running a statement (their status, as
+ *		pg_stat_activity shows it),
  *		or now when none is: a statement that starts later stamps later.
  *		Rows written under ttl.now_override are not covered (it is a test
  *		clock, superuser only), nor rows written with the stamp trigger
@@ -57,7 +58,9 @@ ttl_write_horizon_seconds(void)
 		if (entry == NULL)
 			continue;
 		be = &entry->backendStatus;
-		if (be->st_databaseid != MyDatabaseId)
+		/* client backends and background workers write rows, others do not */
+		if (be->st_databaseid != MyDatabaseId ||
+			(be->st_backendType != B_BACKEND && be->st_backendType != B_BG_WORKER))
 			continue;
 		if (be->st_state == STATE_DISABLED)
 			return PG_INT64_MIN;
