@@ -11,7 +11,11 @@
  *		write takes effect (ON CONFLICT DO UPDATE takes its INSERT path).
  *		A BEFORE ROW trigger runs before those checks, which is why this is
  *		here.  Exclusion constraints are not looked at (they conflict as
- *		before).
+ *		before).  The key is that of the row as it will be stored: stored
+ *		generated columns are computed on the probe's copy of the row
+ *		first (the executor computes them only after the BEFORE triggers),
+ *		and no BEFORE ROW trigger may fire after this one (ddl/ddl_triggers.c
+ *		refuses one), so nothing changes the row after it is judged.
  *
  * The probe is core's (check_exclusion_or_unique_constraint in
  * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
