@@ -50,8 +50,10 @@
  * expressions and predicates, the row type and the leaf's ancestors.  Per
  * statement (the trigger's FmgrInfo lives as long as the statement's
  * result relation, one per leaf partition): the container's policy as
- * cached (registry.c) or carried by a Citus shard's trigger, and two
- * slots.  Nothing is probed for a container whose default is NULL (nothing
+ * cached (registry.c; pending invalidations processed first, so a
+ * prepared statement re-run in a transaction that holds its locks sees a
+ * change committed meanwhile) or carried by a Citus shard's trigger, and
+ * two slots.  Nothing is probed for a container whose default is NULL (nothing
  * is expired there) or whose setting is off, nor in a database whose
  * extension SQL is older than 1.7 (the library serves it unchanged: rule
  * 10 takes effect with ALTER EXTENSION ttl UPDATE; the mark of 1.7 is the

@@ -5,6 +5,10 @@
  *		waited for, and an expired holder replaced (purge_replace.c's
  *		delete) after the container's replace lock is taken and the policy
  *		read as committed; the restore guard's hold raises 23505 instead.
+ *		A holder whose replacement is refused (a restricting foreign key,
+ *		an owner's BEFORE DELETE trigger returning NULL, a DELETE policy)
+ *		conflicts: 23505, DO NOTHING skips the row, and DO UPDATE, which
+ *		would merge into the expired item, raises 23505 here.
  *
  * Locking: the index is the statement's (RowExclusiveLock); the replace
  * lock (registry.c, RowExclusiveLock until commit) orders a replacement
