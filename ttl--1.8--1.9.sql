@@ -17,6 +17,14 @@
 -- section: rule 10 with one mechanism; the trigger-arguments codec
 -- ---------------------------------------------------------------------------
 
+-- rule 10 is exact: no BEFORE ROW trigger of a container fires after ttl's
+-- stamp trigger (it could change a row after rule 10 judged its keys):
+-- ttl._ddl_end refuses one at CREATE TRIGGER, ALTER TRIGGER ... RENAME (and
+-- at ALTER TABLE ... ATTACH PARTITION, which it already sees), and so at
+-- ttl.enable, whose CREATE TRIGGER fires it too.
+CREATE EVENT TRIGGER ttl_trigger_ddl_end ON ddl_command_end
+    WHEN TAG IN ('CREATE TRIGGER', 'ALTER TRIGGER') EXECUTE FUNCTION ttl._ddl_end();
+
 -- ---------------------------------------------------------------------------
 -- section: retiring whole partitions
 -- ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@
 #include "access/htup_details.h"
 #include "lib/dshash.h"
 #include "catalog/pg_class.h"
+#include "executor/nodeModifyTable.h"
 #include "nodes/parsenodes.h"
 #include "nodes/tidbitmap.h"
 #include "parser/parsetree.h"
@@ -450,5 +451,18 @@ ttl_dshash_params(size_t key_size, size_t entry_size, int tranche_id)
 	params.tranche_id = tranche_id;
 	return params;
 }
+
+/*
+ * ---- 18: ExecInitStoredGenerated became ExecInitGenerated (virtual
+ * generated columns came); both prepare the stored generated columns'
+ * expressions of a ResultRelInfo for ExecComputeStoredGenerated. ----
+ */
+#if PG_VERSION_NUM >= 180000
+#define ttl_init_stored_generated(rri, estate) \
+	ExecInitGenerated((rri), (estate), CMD_INSERT)
+#else
+#define ttl_init_stored_generated(rri, estate) \
+	ExecInitStoredGenerated((rri), (estate), CMD_INSERT)
+#endif
 
 #endif							/* TTL_COMPAT_H */

@@ -136,6 +136,13 @@ ttl_current_time(void)
 	return GetCurrentStatementStartTimestamp();
 }
 
+/* Whether the clock is ttl.now_override (a test clock), not the real one. */
+bool
+ttl_clock_overridden(void)
+{
+	return ttl_now_override_active;
+}
+
 /* ttl_current_time() in whole Unix seconds, rounded down. */
 int64
 ttl_current_unix_seconds(void)

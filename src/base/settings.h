@@ -31,5 +31,6 @@ extern int64 ttl_visit_bound_ms(void);
 /* The clock: the statement timestamp, or ttl.now_override. */
 extern TimestampTz ttl_current_time(void);
 extern int64 ttl_current_unix_seconds(void);
+extern bool ttl_clock_overridden(void);
 
 #endif							/* TTL_SETTINGS_H */

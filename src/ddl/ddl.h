@@ -33,6 +33,9 @@ typedef struct PendingCommand
 	char	   *view_options;	/* WITH (...) contents */
 } PendingCommand;
 
+/* ddl_triggers.c */
+extern void ttl_check_trigger_order(Node *parsetree);
+
 /* ddl_view.c */
 extern int	ttl_own_ddl;
 extern void ttl_run_pinned(const char *sql);

@@ -419,6 +419,8 @@ ttl_ddl_end(PG_FUNCTION_ARGS)
 	if (ttl_own_ddl > 0)
 		PG_RETURN_NULL();
 	warn_owner_changes(trigdata->parsetree);
+	/* no BEFORE ROW trigger fires after the stamp trigger (ddl_triggers.c) */
+	ttl_check_trigger_order(trigdata->parsetree);
 	mine = take_pending(trigdata->parsetree);
 	foreach(lc, mine)
 	{

@@ -4,7 +4,7 @@
  *		hides expired items (live_view.c puts it in place as a security qual).
  *
  * Locking: none.  The container's default is read once per query
- * execution from the registry's cache (registry.c: the entry of the last
+ * execution (pending invalidations processed first) from the registry's cache (registry.c: the entry of the last
  * container asked for is one comparison away, so a prepared read through
  * the view pays no hash probe); the clock is read once per execution too.
  * The filter never raises on document content.  A
@@ -15,6 +15,7 @@
 
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
@@ -57,6 +58,12 @@ ttl_live(PG_FUNCTION_ARGS)
 		state->deadline = NULL;
 		if (!PG_ARGISNULL(1))
 		{
+			/*
+			 * The policy as committed when the statement starts (rule 7):
+			 * a prepared statement run again in a transaction holding its
+			 * locks processes no invalidations on its way here.
+			 */
+			AcceptInvalidationMessages();
 			/* the cache's entry: copied below before any other catalog access */
 			c = ttl_policy_ref(PG_GETARG_OID(1), &shard_policy);
 			/* not a container: a table, or (42P01) no relation at all */

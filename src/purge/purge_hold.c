@@ -14,10 +14,14 @@
  * (or the bottom) and every row it meets is held or deleted by it, the
  * floor follows it; a row it has to leave (busy, or not due after all)
  * stops it.  The floor is kept only when the batch commits (it is written
- * in the batch's transaction).  A row cannot appear below it: a write
- * stamps _ts = now, so its keys are above every cutoff a floor was taken
- * at (a write that bypasses the trigger, or a deadline property set into
- * the past, is found again once a hold change resets the floors).  Only a
+ * in the batch's transaction), and never above the write horizon
+ * (base/write_horizon.c): the oldest statement start among the running
+ * backends of the database, since a row is stamped with its statement's
+ * start, which a long statement or a procedure committing in a loop
+ * keeps far behind the clock.  So no row can appear below it by the
+ * trigger (a write that bypasses the trigger, a deadline property set into
+ * the past, or one written under ttl.now_override is found again once a
+ * hold change resets the floors, or the floor is a day old).  Only a
  * plain table's keyset walk moves the floor (a partitioned one's walk goes
  * leaf by leaf, so a prefix of one leaf says nothing of the others); every
  * path uses it as its lower bound.
@@ -38,6 +42,9 @@
 #include "utils/memutils.h"
 
 #include "base/run_as.h"
+#include "base/settings.h"
+#include "base/write_horizon.h"
+#include "document/due_range.h"
 #include "document/purge_key.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
@@ -170,6 +177,16 @@ ttl_purge_hold_end(bool range_done, int64 cutoff)
 		batch.candidate = cutoff;
 		batch.moved = true;
 	}
+	/*
+	 * Not above the write horizon: a running statement (a long one, a
+	 * procedure committing in a loop) still writes rows with its start as
+	 * their _ts, which a floor above it would skip (write_horizon.c).  The
+	 * lifetime kinds only (a row's own expiry is its _ts plus its ttl); a
+	 * purge under ttl.now_override keeps its test clock's floor.
+	 */
+	if (batch.tracking && batch.moved && batch.kind != TTL_DUE_DEADLINE &&
+		!ttl_clock_overridden())
+		batch.candidate = Min(batch.candidate, ttl_write_horizon_seconds());
 	if (batch.tracking && batch.moved &&
 		(!batch.have_floor || batch.candidate > batch.floor))
 		ttl_legal_hold_floor_set(batch.relid, batch.kind, batch.candidate);

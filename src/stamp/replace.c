@@ -11,7 +11,11 @@
  *		write takes effect (ON CONFLICT DO UPDATE takes its INSERT path).
  *		A BEFORE ROW trigger runs before those checks, which is why this is
  *		here.  Exclusion constraints are not looked at (they conflict as
- *		before).
+ *		before).  The key is that of the row as it will be stored: stored
+ *		generated columns are computed on the probe's copy of the row
+ *		first (the executor computes them only after the BEFORE triggers),
+ *		and no BEFORE ROW trigger may fire after this one (ddl/ddl_triggers.c
+ *		refuses one), so nothing changes the row after it is judged.
  *
  * The probe is core's (check_exclusion_or_unique_constraint in
  * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
@@ -46,8 +50,10 @@
  * expressions and predicates, the row type and the leaf's ancestors.  Per
  * statement (the trigger's FmgrInfo lives as long as the statement's
  * result relation, one per leaf partition): the container's policy as
- * cached (registry.c) or carried by a Citus shard's trigger, and two
- * slots.  Nothing is probed for a container whose default is NULL (nothing
+ * cached (registry.c; pending invalidations processed first, so a
+ * prepared statement re-run in a transaction that holds its locks sees a
+ * change committed meanwhile) or carried by a Citus shard's trigger, and
+ * two slots.  Nothing is probed for a container whose default is NULL (nothing
  * is expired there) or whose setting is off, nor in a database whose
  * extension SQL is older than 1.7 (the library serves it unchanged: rule
  * 10 takes effect with ALTER EXTENSION ttl UPDATE; the mark of 1.7 is the
@@ -70,7 +76,9 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
+#include "executor/nodeModifyTable.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -128,6 +136,15 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	MemoryContext old;
 
 	state->doc_attnum = doc_attnum;
+	/*
+	 * Rule 7: a policy change applies to every statement that starts after
+	 * its commit.  The registry's cache is refreshed by invalidations, which
+	 * a statement processes when it takes a lock it does not hold yet; a
+	 * prepared statement (or a PL/pgSQL plan) run again in a transaction
+	 * that holds its locks takes none, so they are processed here, at the
+	 * statement's first row.
+	 */
+	AcceptInvalidationMessages();
 	/* before the policy is read: a change committed later is seen */
 	state->epoch_seen = ttl_floor_epoch();
 	/* a leaf with a floor lowers it with every row, whatever else holds */
@@ -261,6 +278,14 @@ replace_for_row(TtlReplaceState *state, MemoryContext mcxt, TriggerData *trigdat
 		self = &trigdata->tg_trigtuple->t_self;
 	econtext = GetPerTupleExprContext(state->leaf->estate);
 	ExecStoreHeapTuple(newtuple, state->new_slot, false);
+	/* the row as it will be stored: its stored generated columns computed */
+	if (state->leaf->generated != NULL)
+	{
+		state->leaf->generated->ri_RelationDesc = rel;
+		ExecComputeStoredGenerated(state->leaf->generated, state->leaf->estate,
+								   state->new_slot, CMD_INSERT);
+		state->leaf->generated->ri_RelationDesc = NULL;
+	}
 	econtext->ecxt_scantuple = state->new_slot;
 	for (i = 0; i < state->leaf->nindexes && state->active; i++)
 	{

@@ -3,7 +3,8 @@
  *		Rule 10's leaf cache: per leaf (a container's table or partition),
  *		its unique btree indexes ready to probe (IndexInfo, predicate, the
  *		key images the due filter hashes), the row type, its ancestors and
- *		its btree purge index, kept across statements and transactions and
+ *		its btree purge index, the expressions of its stored generated
+ *		columns, kept across statements and transactions and
  *		dropped by the leaf's relcache invalidation (ttl.c's callback, which
  *		also invalidates the leaf's due floor).
  *
@@ -25,6 +26,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "base/compat.h"
 #include "document/purge_key.h"
 #include "stamp/replace_state.h"
 
@@ -173,6 +175,21 @@ build_leaf(Relation rel, AttrNumber doc_attnum)
 	leaf->desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	leaf->table_ops = table_slot_callbacks(rel);
 	load_indexes(leaf, rel, doc_attnum);
+	/*
+	 * A unique key may be (or read) a stored generated column, which the
+	 * executor computes only after the BEFORE triggers: the probe computes
+	 * them on its copy of the row (replace.c) with expressions prepared
+	 * here, in the leaf's EState.  The ResultRelInfo names the statement's
+	 * relation only while it is used.
+	 */
+	if (leaf->nindexes > 0 && RelationGetDescr(rel)->constr != NULL &&
+		RelationGetDescr(rel)->constr->has_generated_stored)
+	{
+		leaf->generated = makeNode(ResultRelInfo);
+		leaf->generated->ri_RelationDesc = rel;
+		ttl_init_stored_generated(leaf->generated, leaf->estate);
+		leaf->generated->ri_RelationDesc = NULL;
+	}
 	MemoryContextSwitchTo(old);
 	return leaf;
 }

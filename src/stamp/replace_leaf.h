@@ -37,6 +37,8 @@ typedef struct LeafInfo
 	int			nindexes;
 	ReplaceIndex *indexes;
 	Oid			purge_index;	/* the btree on ttl.doc_purge_key, or none */
+	ResultRelInfo *generated;	/* its stored generated columns' expressions
+								 * (ri_RelationDesc set per use), or NULL */
 } LeafInfo;
 
 

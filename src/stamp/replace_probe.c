@@ -5,7 +5,11 @@
  *		waited for, and an expired holder replaced (purge_replace.c's
  *		delete) after the container's replace lock is taken and the policy
  *		read as committed; the restore guard's hold, and a leaf another
- *		role owns (1.9, registry/leaf_owner.c), raise 23505 instead.
+ *		role owns (registry/leaf_owner.c), raise 23505 instead.
+ *		A holder whose replacement is refused (a restricting foreign key,
+ *		an owner's BEFORE DELETE trigger returning NULL, a DELETE policy)
+ *		conflicts: 23505, DO NOTHING skips the row, and DO UPDATE, which
+ *		would merge into the expired item, raises 23505 here.
  *
  * Locking: the index is the statement's (RowExclusiveLock); the replace
  * lock (registry.c, RowExclusiveLock until commit) orders a replacement
@@ -81,6 +85,15 @@ report_foreign_leaf(TtlReplaceState *state, Relation rel, Relation index,
 {
 	char	   *key = BuildIndexValueDescription(index, values, isnull);
 	char	   *why = ttl_foreign_leaf_text(state->container, RelationGetRelid(rel));
+ * 23505 for an ON CONFLICT DO UPDATE whose conflict is with an expired item
+ * whose replacement was refused: the expired item is never merged into.
+ */
+static void
+report_refused(TtlReplaceState *state, Relation rel, Relation index,
+			   Datum *values, bool *isnull)
+{
+	char	   *key = BuildIndexValueDescription(index, values, isnull);
+	char	   *name = ttl_relation_display_name(state->container);
 
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
@@ -92,6 +105,11 @@ report_foreign_leaf(TtlReplaceState *state, Relation rel, Relation index,
 			 errdetail("The key is held by an expired item that rule 10 does not replace: %s.",
 					   why),
 			 errhint("Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or wait for its owner to delete the item."),
+			 errdetail("Key %s is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
+					   key, name) :
+			 errdetail("The key is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
+					   name),
+			 errhint("A restricting foreign key, a BEFORE DELETE trigger or a row security policy of the table's owner refuses the delete."),
 			 errtableconstraint(rel, RelationGetRelationName(index))));
 }
 
@@ -99,12 +117,14 @@ report_foreign_leaf(TtlReplaceState *state, Relation rel, Relation index,
  * The holder at tid is expired by the statement's policy: replace it.
  * Takes the replace lock and reads the policy as committed now (a
  * shard's is its trigger's, which a change cannot replace while this
- * statement holds the shard).  true: it is gone.
+ * statement holds the shard).  true: it is gone; *held: the restore guard
+ * holds it and the statement's ON CONFLICT clause handles the conflict.
  */
 static bool
 replace_holder(TtlReplaceState *state, Relation rel, Relation index,
-			   ItemPointer tid, Datum *values, bool *isnull)
+			   ItemPointer tid, Datum *values, bool *isnull, bool *held)
 {
+	*held = false;
 	if (!state->from_trigger)
 	{
 		const TtlContainer *fresh = &state->policy;
@@ -120,9 +140,19 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 		}
 		if (fresh->held)
 		{
+			bool		do_update;
+
+			/*
+			 * ON CONFLICT handles it as a conflict (DO UPDATE too: the
+			 * guard's hold is documented so; a refused replacement is not,
+			 * see ttl_probe_index)
+			 */
 			if (ttl_running_covers(state->container, RelationGetRelid(rel),
-								   RelationGetRelid(index)))
-				return false;	/* ON CONFLICT handles it as a conflict */
+								   RelationGetRelid(index), &do_update))
+			{
+				*held = true;
+				return false;
+			}
 			report_held(state, rel, index, values, isnull);
 		}
 	}
@@ -173,6 +203,7 @@ ttl_probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceInd
 	ScanKeyData scankeys[INDEX_MAX_KEYS];
 	SnapshotData dirty;
 	ItemPointerData tried;
+	bool		held;
 	int			i;
 
 	ItemPointerSetInvalid(&tried);
@@ -226,9 +257,23 @@ ttl_probe_index(TtlReplaceState *state, Relation rel, Relation index, ReplaceInd
 		if (!expired)
 			return;				/* a live item: it conflicts, as before */
 		if (ItemPointerEquals(&tid, &tried))
-			return;				/* its delete was refused: it conflicts */
-		if (replace_holder(state, rel, index, &tid, values, isnull))
+		{
+			bool		do_update;
+
+			/*
+			 * Its delete was refused: it conflicts.  Without ON CONFLICT the
+			 * unique check raises 23505, DO NOTHING skips the row; DO UPDATE
+			 * would merge into the expired item, which rule 10 never does.
+			 */
+			if (ttl_running_covers(state->container, RelationGetRelid(rel),
+								   RelationGetRelid(index), &do_update) && do_update)
+				report_refused(state, rel, index, values, isnull);
 			return;
+		}
+		if (replace_holder(state, rel, index, &tid, values, isnull, &held))
+			return;
+		if (held)
+			return;				/* the guard holds it: ON CONFLICT handles it */
 		if (!state->active)
 			return;
 		tried = tid;			/* changed meanwhile, or refused: look again */

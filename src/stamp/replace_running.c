@@ -40,6 +40,7 @@ typedef struct RunningWrite
 	QueryDesc  *query;
 	int			nest_level;
 	bool		on_conflict;
+	bool		do_update;		/* ON CONFLICT DO UPDATE (not DO NOTHING) */
 	Oid			target;			/* the ON CONFLICT statement's table */
 	List	   *arbiters;		/* its arbiter indexes; NIL: all */
 	Oid			written;		/* the table it writes (ModifyTable's) */
@@ -90,6 +91,7 @@ ttl_replace_executor_started(QueryDesc *queryDesc, int eflags)
 			MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
 			w->on_conflict = true;
+			w->do_update = mt->onConflictAction == ONCONFLICT_UPDATE;
 			w->target = rt_fetch(mt->nominalRelation, stmt->rtable)->relid;
 			w->arbiters = list_copy(mt->arbiterIndexes);
 			MemoryContextSwitchTo(old);
@@ -119,16 +121,19 @@ ttl_replace_executor_ending(QueryDesc *queryDesc)
  * Whether the running statement's ON CONFLICT clause covers a conflict in
  * index (of leaf, a partition of container or container itself): then the
  * conflict is no error, and the guard's hold must not make it one.
+ * *do_update: the clause is DO UPDATE, which would merge into the holder.
  */
 bool
-ttl_running_covers(Oid container, Oid leaf, Oid index)
+ttl_running_covers(Oid container, Oid leaf, Oid index, bool *do_update)
 {
 	ListCell   *lc;
 	List	   *ancestors;
 
+	*do_update = false;
 	if (running == NULL || !running->on_conflict ||
 		(running->target != container && running->target != leaf))
 		return false;
+	*do_update = running->do_update;
 	if (running->arbiters == NIL || list_member_oid(running->arbiters, index))
 		return true;
 	/* a partition's index: the arbiters name the partitioned table's */

@@ -8,7 +8,7 @@
 
 extern void ttl_running_pop_all(void);
 extern void ttl_running_pop_level(int level);
-extern bool ttl_running_covers(Oid container, Oid leaf, Oid index);
+extern bool ttl_running_covers(Oid container, Oid leaf, Oid index, bool *do_update);
 extern double ttl_running_rows(const Oid *ancestors, int nancestors);
 
 #endif							/* TTL_REPLACE_RUNNING_H */
