@@ -85,6 +85,21 @@ report_foreign_leaf(TtlReplaceState *state, Relation rel, Relation index,
 {
 	char	   *key = BuildIndexValueDescription(index, values, isnull);
 	char	   *why = ttl_foreign_leaf_text(state->container, RelationGetRelid(rel));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key ?
+			 errdetail("Key %s is held by an expired item that rule 10 does not replace: %s.",
+					   key, why) :
+			 errdetail("The key is held by an expired item that rule 10 does not replace: %s.",
+					   why),
+			 errhint("Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or wait for its owner to delete the item."),
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+/*
  * 23505 for an ON CONFLICT DO UPDATE whose conflict is with an expired item
  * whose replacement was refused: the expired item is never merged into.
  */
@@ -100,11 +115,6 @@ report_refused(TtlReplaceState *state, Relation rel, Relation index,
 			 errmsg("duplicate key value violates unique constraint \"%s\"",
 					RelationGetRelationName(index)),
 			 key ?
-			 errdetail("Key %s is held by an expired item that rule 10 does not replace: %s.",
-					   key, why) :
-			 errdetail("The key is held by an expired item that rule 10 does not replace: %s.",
-					   why),
-			 errhint("Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or wait for its owner to delete the item."),
 			 errdetail("Key %s is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
 					   key, name) :
 			 errdetail("The key is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
@@ -176,8 +186,12 @@ replace_holder(TtlReplaceState *state, Relation rel, Relation index,
 	 */
 	if (!ttl_leaf_owner_fits(state->container, RelationGetRelid(rel)))
 	{
+		bool		do_update;
+
+		/* DO NOTHING skips the row; DO UPDATE never merges into the item */
 		if (ttl_running_covers(state->container, RelationGetRelid(rel),
-							   RelationGetRelid(index)))
+							   RelationGetRelid(index), &do_update) &&
+			!do_update)
 			return false;
 		report_foreign_leaf(state, rel, index, values, isnull);
 	}
