@@ -74,6 +74,53 @@ check_kind(Oid container, Oid archive)
 				 errhint("Create the archive with CREATE TABLE, not UNLOGGED or TEMPORARY.")));
 }
 
+/*
+ * 0A000 when the archive has rules: a DO INSTEAD rule rewrites the purge's
+ * INSERT (DO INSTEAD NOTHING drops every row), and a rule's rewritten
+ * statement tells no count of what the archive took.
+ */
+static void
+check_no_rules(Oid container, Oid archive)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(archive));
+	bool		has_rules;
+
+	if (!HeapTupleIsValid(tup))
+		return;					/* gone: the caller's check says so */
+	has_rules = ((Form_pg_class) GETSTRUCT(tup))->relhasrules;
+	ReleaseSysCache(tup);
+	if (has_rules)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive %s of container %s has rules",
+						ttl_relation_display_name(archive),
+						ttl_relation_display_name(container)),
+				 errdetail("A rule rewrites the purge's INSERT into the archive (DO INSTEAD NOTHING drops the rows), so purged rows could be in neither table."),
+				 errhint("Drop the archive's rules (DROP RULE), or choose another archive with ttl.set_archive().")));
+}
+
+/*
+ * A statement or chunk of a purge deleted deleted rows and the archive
+ * took archived of them: unless every one, the batch fails (27000, which
+ * purge_split.c isolates like any row's error), so a row is never in
+ * neither table: an archive's BEFORE INSERT trigger returning NULL drops
+ * the row without an error.
+ */
+void
+ttl_archive_check_count(Oid container, Oid archive, int64 deleted, int64 archived)
+{
+	if (deleted == archived)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_TRIGGERED_DATA_CHANGE_VIOLATION),
+			 errmsg("archive %s of container %s took %lld of %lld purged rows",
+					ttl_relation_display_name(archive),
+					ttl_relation_display_name(container),
+					(long long) archived, (long long) deleted),
+			 errdetail("Every row the purge deletes must be inserted into the archive; the deletes are rolled back and the rows stay in the container."),
+			 errhint("Check the archive's BEFORE INSERT triggers: one that returns NULL drops the row.")));
+}
+
 /* 0A000 when the archive is the container, one of its partitions or holds it. */
 static void
 check_not_itself(Oid container, Oid archive)
@@ -173,8 +220,8 @@ check_columns(Oid container, Oid archive)
 
 /*
  * Whether archive can take container's purged rows (SPEC, "After 1.6"):
- * it exists (42P01), is an ordinary permanent or partitioned table (0A000),
- * is neither the container nor one of its partitions (0A000), has the
+ * it exists (42P01), is an ordinary permanent or partitioned table without
+ * rules (0A000), is neither the container nor one of its partitions (0A000), has the
  * container's owner (42501) and fits column by column (42703, 42804).
  * The chain of archives is ttl.set_archive's to check (archive_admin.c).
  * Takes RowExclusiveLock on the archive (see the file header); with nowait,
@@ -196,6 +243,7 @@ ttl_archive_check_fit(Oid container, Oid archive, bool nowait)
 				 errdetail("The container's purge moves its rows into the archive; it deletes nothing while the archive is missing."),
 				 errhint("Set a new archive with ttl.set_archive(), or stop archiving with ttl.set_archive(container, NULL).")));
 	check_kind(container, archive);
+	check_no_rules(container, archive);
 	check_not_itself(container, archive);
 	check_owner(container, archive);
 	check_columns(container, archive);

@@ -178,9 +178,12 @@ extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 
 /* purge_statement.c: the statement path of a batch */
+extern char *ttl_batch_candidates_sql(const char *table, const char *doc, TtlDueKind kind,
+									  bool keyed, const char *deadline, bool holds,
+									  bool failures);
 extern char *ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind,
 								 bool partitioned, bool keyed, const char *deadline,
-								 bool holds, Oid container, Oid archive);
+								 bool holds, bool failures, Oid container, Oid archive);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
 								TtlDirectBatch *out);
@@ -197,6 +200,14 @@ extern const char *ttl_purge_hold_filter(const char *doc);
 extern Datum ttl_purge_hold_matches(void);
 extern void ttl_purge_hold_refuse_replace(Oid container, Oid leaf, ItemPointer tid,
 										  const char *doc_column);
+
+/* purge_split.c: a failing batch split until its failing rows are isolated */
+struct ErrorData;
+typedef void (*TtlSplitStep) (void *arg);
+extern struct ErrorData *ttl_split_try(TtlSplitStep step, void *arg);
+extern bool ttl_split_row_error(const struct ErrorData *edata);
+extern void ttl_split_batch(const TtlBatchPlan *plan, const char *relname,
+							const struct ErrorData *first, TtlDirectBatch *out);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);
