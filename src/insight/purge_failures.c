@@ -216,6 +216,7 @@ read_records(Oid relid, int64 now_seconds, FailureRecord **records)
 	ScanKeyData key;
 	HeapTuple	tup;
 	TimestampTz now_ts = time_t_to_timestamptz((pg_time_t) now_seconds);
+	Snapshot	snapshot;
 	int			n = 0;
 	int			max = 8;
 
@@ -224,7 +225,9 @@ read_records(Oid relid, int64 now_seconds, FailureRecord **records)
 		return 0;
 	rel = table_open(table, AccessShareLock);
 	ScanKeyInit(&key, ANUM_RELID, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
-	scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &key);
+	/* a fresh snapshot: the records this transaction wrote are read too */
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = systable_beginscan(rel, index, OidIsValid(index), snapshot, 1, &key);
 	*records = palloc(sizeof(FailureRecord) * max);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
@@ -252,6 +255,7 @@ read_records(Oid relid, int64 now_seconds, FailureRecord **records)
 		n++;
 	}
 	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
 	table_close(rel, AccessShareLock);
 	return n;
 }
@@ -319,8 +323,8 @@ ttl_failures_covers(Oid leaf, ItemPointer tid)
 const char *
 ttl_failures_filter_sql(int oid_param, int tid_param)
 {
-	return psprintf("NOT EXISTS (SELECT FROM pg_catalog.unnest($%d::pg_catalog.oid[],"
-					" $%d::pg_catalog.tid[]) q(o, c)"
+	return psprintf("NOT EXISTS (SELECT FROM ROWS FROM (pg_catalog.unnest($%d::pg_catalog.oid[]),"
+					" pg_catalog.unnest($%d::pg_catalog.tid[])) q(o, c)"
 					" WHERE q.o OPERATOR(pg_catalog.=) t.tableoid"
 					" AND q.c OPERATOR(pg_catalog.=) t.ctid) AND ",
 					oid_param, tid_param);

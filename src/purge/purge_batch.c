@@ -276,6 +276,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	bool		split = false;
 	bool		exhausted = false;
 
+	cur->row_error = NULL;
 	if (!begin_batch(cur, &relname, &policy))
 		return 0;
 	/* rule 9: a deadline property adds a walk of the deadline index */
@@ -321,6 +322,7 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		plan.deleter = TTL_DELETER_STATEMENT;
 		plan.source = TTL_SOURCE_KEYSET;
 		ttl_split_batch(&plan, relname, failed, &batch);
+		cur->row_error = batch.row_error;
 		FreeErrorData(failed);
 	}
 	else if (step.obstacle == NULL && plan.source == TTL_SOURCE_BITMAP)
@@ -446,6 +448,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	PurgeCursor cur;
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
+	char	   *row_error = NULL;
 
 	ttl_cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, false);
 	ttl_become_user(owner, &ctx);
@@ -460,11 +463,13 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	while (!cur.done && (max_rows < 0 || cur.deleted < max_rows))
 	{
 		(void) ttl_purge_batch_immediate(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
+		if (cur.row_error != NULL)
+			row_error = cur.row_error;	/* failing rows: last_error says so */
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
 	*skipped = cur.busy;
 	if (!cur.busy)
-		ttl_record_purge(relid, cur.deleted, NULL);
+		ttl_record_purge(relid, cur.deleted, row_error);
 	return cur.deleted;
 }

@@ -32,6 +32,8 @@ typedef struct TtlDirectBatch
 	bool		range_done;		/* a walk: it is done */
 	Oid			last_leaf;		/* a keyset batch: the partition and key */
 	int64		last_key;		/* of the last of them */
+	char	   *row_error;		/* split: the rows left in place, for
+								 * last_error (purge_split.c), or NULL */
 } TtlDirectBatch;
 
 typedef struct TtlWalk TtlWalk;
@@ -170,6 +172,9 @@ typedef struct PurgeCursor
 	MemoryContext walk_cxt;		/* in the round's memory */
 	bool		clear_backoff;	/* backed off before: a batch that commits
 								 * ends the back-off (backoff.c) */
+	char	   *row_error;		/* the last batch left failing rows in place:
+								 * its last_error (purge_split.c), in the
+								 * batch's memory, or NULL */
 } PurgeCursor;
 
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,

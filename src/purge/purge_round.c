@@ -244,8 +244,9 @@ owner_batch(void *arg)
 	/* a timeout that fired just now is this batch's, not the round's */
 	CHECK_FOR_INTERRUPTS();
 	ttl_restore_user(&ctx);
-	if (deleted > 0)
-		ttl_record_purge(cur->relid, deleted, NULL);
+	/* rows left in place by a split batch are its last_error (purge_split.c) */
+	if (deleted > 0 || cur->row_error != NULL)
+		ttl_record_purge(cur->relid, deleted, cur->row_error);
 	/*
 	 * Served again (an archive repaired, say): no more back-off.  Not by a
 	 * batch of a kind with nothing due while another kind fails: only

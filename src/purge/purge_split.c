@@ -131,6 +131,7 @@ typedef struct SplitRun
 	int64		deleted;		/* rows deleted by the halves that committed */
 	int			isolated;		/* rows left in place and recorded */
 	int			first_code;		/* the first isolated row's SQLSTATE */
+	char	   *first_message;	/* and message */
 } SplitRun;
 
 /* One half to try: rows lo .. hi - 1. */
@@ -337,7 +338,10 @@ isolate_row(SplitRun *run, int i, ErrorData *edata)
 	ttl_failure_record(plan->relid, run->leaf[i], &run->tid[i], key, edata->sqlerrcode,
 					   edata->message, plan->now_seconds);
 	if (run->isolated++ == 0)
+	{
 		run->first_code = edata->sqlerrcode;
+		run->first_message = pstrdup(edata->message);
+	}
 }
 
 /*
@@ -476,6 +480,10 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 	out->deleted = run.deleted;
 	out->last_leaf = InvalidOid;
 	out->last_key = have_key ? ttl_due_seconds(&range, max_key) : plan->lower_key;
+	if (run.isolated > 0)
+		out->row_error = psprintf("%d failing row%s left in place (ttl.purge_failures): %s",
+								  run.isolated, run.isolated == 1 ? "" : "s",
+								  run.first_message);
 	if (run.isolated > 0)
 		ereport(WARNING,
 				(errmsg("ttl purge of container %s left %d failing row%s in place (SQLSTATE %s) and purged %lld",
