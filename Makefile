@@ -29,7 +29,7 @@ ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path
 # with shared_preload_libraries = 'ttl' (test/run-all's isolation-preload):
 # what needs ttl's shared memory (rule 10's due floor)
 ISOLATION_PRELOAD = rule10_floor rule10_gap_deadline rule10_gap_old
-REGRESS_PRELOAD = rule10_floor_rows legal_hold_floor rule10_due_set
+REGRESS_PRELOAD = rule10_floor_rows legal_hold_floor rule10_due_set purge_failures_worker
 
 PG_CPPFLAGS = -I$(srcdir)/src -Wall -Werror -Wmissing-prototypes
 PG_CONFIG ?= pg_config

@@ -50,6 +50,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "base/run_as.h"
@@ -322,7 +323,9 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		plan.deleter = TTL_DELETER_STATEMENT;
 		plan.source = TTL_SOURCE_KEYSET;
 		ttl_split_batch(&plan, relname, failed, &batch);
-		cur->row_error = batch.row_error;
+		/* SPI's memory goes at SPI_finish: the transaction's lasts for the record */
+		if (batch.row_error != NULL)
+			cur->row_error = MemoryContextStrdup(TopTransactionContext, batch.row_error);
 		FreeErrorData(failed);
 	}
 	else if (step.obstacle == NULL && plan.source == TTL_SOURCE_BITMAP)

@@ -6,7 +6,7 @@
 -- fails.
 \set SHOW_CONTEXT never
 SET ttl.now_override = '2030-01-01 00:00:00+00';
-CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION pf_try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE q;
     RETURN 'ok';
@@ -38,7 +38,7 @@ SELECT key, attempts FROM ttl.purge_failures;
 -- the row is still hidden
 SELECT count(*) AS visible FROM pf_live;
 -- rule 10 does not replace a quarantined row: the write conflicts with it
-SELECT try('INSERT INTO pf VALUES (500, ''{"again": true}'')') AS rule10;
+SELECT pf_try('INSERT INTO pf VALUES (500, ''{"again": true}'')') AS rule10;
 SELECT doc FROM pf;
 -- after retry_after the row is tried again, fails again, waits longer
 SET ttl.now_override = '2030-01-01 00:12:01+00';
@@ -124,10 +124,10 @@ SELECT container, sqlstate, message FROM ttl.purge_failures WHERE sqlstate = '27
 -- batch when added later (no XX000: the archive is named)
 CREATE TABLE ruled (LIKE pf);
 CREATE RULE ruled_nothing AS ON INSERT TO ruled DO INSTEAD NOTHING;
-SELECT try('SELECT ttl.set_archive(''pf'', ''ruled'')') AS set_archive_rules;
+SELECT pf_try('SELECT ttl.set_archive(''pf'', ''ruled'')') AS set_archive_rules;
 DROP TRIGGER drop_some ON pf_arch;
 CREATE RULE pf_arch_nothing AS ON INSERT TO pf_arch DO INSTEAD NOTHING;
-SELECT try('SELECT ttl.purge(''pf'')') AS purge_rules;
+SELECT pf_try('SELECT ttl.purge(''pf'')') AS purge_rules;
 DROP RULE pf_arch_nothing ON pf_arch;
 
 -- item 6: ttl.purge() over every container (of its caller, a role that
@@ -159,13 +159,13 @@ SELECT container, last_error FROM ttl.stats WHERE container IN ('pa'::regclass, 
  ORDER BY 1;
 SELECT count(*) AS pb_failures FROM ttl.purge_failures WHERE container = 'pb'::regclass;
 -- for one container the error is the caller's, as before
-SELECT try('SELECT ttl.purge(''pb'')') AS purge_pb;
+SELECT pf_try('SELECT ttl.purge(''pb'')') AS purge_pb;
 DROP TABLE pa, pb;
 DROP FUNCTION pb_refuse();
 RESET ROLE;
 
 DROP TABLE pf, pf_arch, ps, ps_arch, ps_deleted, ruled;
-DROP FUNCTION try(text), ps_note(), drop_some();
+DROP FUNCTION pf_try(text), ps_note(), drop_some();
 REVOKE USAGE ON SCHEMA ttl FROM regress_pf_reader, regress_pf_owner;
 REVOKE CREATE ON SCHEMA public FROM regress_pf_owner;
 DROP ROLE regress_pf_reader, regress_pf_owner;
