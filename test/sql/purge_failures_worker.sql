@@ -39,5 +39,5 @@ SELECT key, sqlstate, attempts >= 1 AS attempted, retry_after > first_failed_at 
 SELECT overruns, retry_after IS NULL AS not_backed_off, rows_purged
   FROM ttl.stats WHERE container = 'pfw'::regclass;
 SELECT ttl.pause('pfw');
-DROP TABLE pfw, pfw_arch;
+DROP TABLE pfw, pfw_arch CASCADE;
 DROP FUNCTION pfw_wait(text);
