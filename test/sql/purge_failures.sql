@@ -167,6 +167,10 @@ DROP TABLE pa, pb CASCADE;
 DROP FUNCTION pb_refuse();
 RESET ROLE;
 
+-- ttl.disable forgets the container's failing rows with its statistics
+SELECT count(*) AS ps_failures FROM ttl.purge_failure WHERE relid = 'ps'::regclass;
+SELECT ttl.disable('ps');
+SELECT count(*) AS ps_failures FROM ttl.purge_failure WHERE relid = 'ps'::regclass;
 DROP TABLE pf, pf_arch, ps, ps_arch, ps_deleted, ruled CASCADE;
 DROP FUNCTION pf_try(text), ps_note(), drop_some();
 REVOKE USAGE ON SCHEMA ttl FROM regress_pf_reader, regress_pf_owner;
