@@ -100,6 +100,25 @@ SELECT last_error LIKE '1 failing row left in place (ttl.purge_failures): %' AS 
        retry_after IS NULL AS not_backed_off
   FROM ttl.stats WHERE container = 'ps'::regclass;
 
+-- a partitioned container (the split deletes leaf by leaf), a key of two
+-- columns
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+CREATE TABLE pp (id int, k text, doc jsonb NOT NULL, PRIMARY KEY (id, k)) PARTITION BY RANGE (id);
+CREATE TABLE pp_1 PARTITION OF pp FOR VALUES FROM (0) TO (100);
+CREATE TABLE pp_2 PARTITION OF pp FOR VALUES FROM (100) TO (200);
+SELECT ttl.enable('pp', 60);
+CREATE TABLE pp_arch (id int, k text, doc jsonb NOT NULL, PRIMARY KEY (id, k));
+SELECT ttl.set_archive('pp', 'pp_arch');
+INSERT INTO pp SELECT g, 'a', '{}' FROM generate_series(0, 199) g;
+INSERT INTO pp_arch VALUES (150, 'a', '{"earlier": true}');
+SET ttl.now_override = '2030-01-01 00:10:00+00';
+SELECT ttl.purge('pp') AS purged;
+SELECT tableoid::regclass AS leaf, id, k FROM pp;
+SELECT count(*) AS archived FROM pp_arch;
+SELECT container, key, sqlstate, attempts FROM ttl.purge_failures WHERE container = 'pp'::regclass;
+SELECT ttl.purge('pp') AS purged;
+DROP TABLE pp, pp_arch CASCADE;
+
 -- item 5: an archive trigger that drops a row (returns NULL) fails the
 -- batch, on both deleters; the split leaves just that row in place
 CREATE FUNCTION drop_some() RETURNS trigger LANGUAGE plpgsql AS $$
