@@ -132,6 +132,7 @@ typedef struct SplitRun
 	int			isolated;		/* rows left in place and recorded */
 	int			first_code;		/* the first isolated row's SQLSTATE */
 	char	   *first_message;	/* and message */
+	int			tries;			/* subtransactions run */
 } SplitRun;
 
 /* One half to try: rows lo .. hi - 1. */
@@ -361,6 +362,7 @@ split_range(SplitRun *run, int lo, int hi)
 	half.run = run;
 	half.lo = lo;
 	half.hi = hi;
+	run->tries++;
 	edata = ttl_split_try(delete_half, &half);
 	if (edata == NULL)
 	{
@@ -480,6 +482,9 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 	out->deleted = run.deleted;
 	out->last_leaf = InvalidOid;
 	out->last_key = have_key ? ttl_due_seconds(&range, max_key) : plan->lower_key;
+	ereport(DEBUG1,
+			(errmsg_internal("ttl purge of %s: %d rows split in %d tries, %d left in place",
+							 table, run.n, run.tries, run.isolated)));
 	if (run.isolated > 0)
 		out->row_error = psprintf("%d failing row%s left in place (ttl.purge_failures): %s",
 								  run.isolated, run.isolated == 1 ? "" : "s",

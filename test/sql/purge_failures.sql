@@ -26,7 +26,10 @@ SELECT ttl.set_archive('pf', 'pf_arch');
 INSERT INTO pf SELECT g, '{}' FROM generate_series(1, 1000) g;
 INSERT INTO pf_arch VALUES (500, '{"earlier": true}');
 SET ttl.now_override = '2030-01-01 00:10:00+00';
+-- the split: at most 2 x log2(1000), about 20 tries for the one bad row
+SET client_min_messages = debug1;
 SELECT ttl.purge('pf') AS purged;
+RESET client_min_messages;
 SELECT count(*) AS left_in_pf, min(id), max(id) FROM pf;
 SELECT count(*) AS archived FROM pf_arch;
 SELECT container, key, sqlstate, message, first_failed_at, attempts, retry_after
