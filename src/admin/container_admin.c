@@ -222,6 +222,10 @@ ttl_unregister(PG_FUNCTION_ARGS)
 	if (ttl_rule10_installed())
 		ttl_registry_execute("DELETE FROM ttl.purge_stats_pending WHERE relid OPERATOR(pg_catalog.=) $1",
 							 1, argtypes, values, NULL, NULL);
+	/* 1.9: the rows its purge isolated as failing (insight/purge_failures.c) */
+	if (OidIsValid(get_relname_relid("purge_failure", get_namespace_oid("ttl", false))))
+		ttl_registry_execute("DELETE FROM ttl.purge_failure WHERE relid OPERATOR(pg_catalog.=) $1",
+							 1, argtypes, values, NULL, NULL);
 	/* ttl.disable reads the record of its indexes first, then drops them */
 	ttl_forget_index_owners(relid);
 	CacheInvalidateRelcacheByRelid(relid);

@@ -110,6 +110,53 @@ check_kind(Oid container, Oid archive, Oid member)
 				 errhint("Make the partition permanent (ALTER TABLE ... SET LOGGED), or detach it.")));
 }
 
+/*
+ * 0A000 when the archive has rules: a DO INSTEAD rule rewrites the purge's
+ * INSERT (DO INSTEAD NOTHING drops every row), and a rule's rewritten
+ * statement tells no count of what the archive took.
+ */
+static void
+check_no_rules(Oid container, Oid archive)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(archive));
+	bool		has_rules;
+
+	if (!HeapTupleIsValid(tup))
+		return;					/* gone: the caller's check says so */
+	has_rules = ((Form_pg_class) GETSTRUCT(tup))->relhasrules;
+	ReleaseSysCache(tup);
+	if (has_rules)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("archive %s of container %s has rules",
+						ttl_relation_display_name(archive),
+						ttl_relation_display_name(container)),
+				 errdetail("A rule rewrites the purge's INSERT into the archive (DO INSTEAD NOTHING drops the rows), so purged rows could be in neither table."),
+				 errhint("Drop the archive's rules (DROP RULE), or choose another archive with ttl.set_archive().")));
+}
+
+/*
+ * A statement or chunk of a purge deleted deleted rows and the archive
+ * took archived of them: unless every one, the batch fails (27000, which
+ * purge_split.c isolates like any row's error), so a row is never in
+ * neither table: an archive's BEFORE INSERT trigger returning NULL drops
+ * the row without an error.
+ */
+void
+ttl_archive_check_count(Oid container, Oid archive, int64 deleted, int64 archived)
+{
+	if (deleted == archived)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_TRIGGERED_DATA_CHANGE_VIOLATION),
+			 errmsg("archive %s of container %s took %lld of %lld purged rows",
+					ttl_relation_display_name(archive),
+					ttl_relation_display_name(container),
+					(long long) archived, (long long) deleted),
+			 errdetail("Every row the purge deletes must be inserted into the archive; the deletes are rolled back and the rows stay in the container."),
+			 errhint("Check the archive's BEFORE INSERT triggers: one that returns NULL drops the row.")));
+}
+
 /* 0A000 when the archive is the container, one of its partitions or holds it. */
 static void
 check_not_itself(Oid container, Oid archive)
@@ -347,7 +394,8 @@ ttl_archive_release(Oid archive)
 /*
  * Whether archive can take container's purged rows (SPEC, "After 1.6";
  * 1.9: every table of its tree): it exists (42P01), is an ordinary
- * permanent or partitioned table and so is every partition of it, at any
+ * permanent or partitioned table without rules (a rule rewrites the
+ * INSERT; 0A000) and so is every partition of it, at any
  * depth, no unlogged or foreign one (0A000), is neither the container nor
  * one of its partitions (0A000), has the container's owner and so has
  * every partition of it (42501), and fits column by column (42703,
@@ -396,6 +444,7 @@ ttl_archive_check_fit(Oid container, Oid archive, bool nowait)
 			return true;
 	}
 	check_kind(container, archive, archive);
+	check_no_rules(container, archive);
 	check_not_itself(container, archive);
 	check_owner(container, archive, archive);
 	check_columns(container, archive);

@@ -16,6 +16,8 @@
 extern bool ttl_archive_check_fit(Oid container, Oid archive, bool nowait);
 extern void ttl_archive_release(Oid archive);
 extern void ttl_archive_invalidate(Datum arg, Oid relid);
+extern void ttl_archive_check_count(Oid container, Oid archive, int64 deleted,
+									int64 archived);
 extern char *ttl_archive_insert_sql(Oid container, Oid archive, const char *from);
 extern int	ttl_archive_execute(Oid container, Oid archive, const char *sql, int nargs,
 								Oid *argtypes, Datum *values, const char *nulls, long count);

@@ -194,9 +194,12 @@ ttl_archive_rows_flush(TtlArchiveRows *rows)
 							rows->typbyval, rows->typalign);
 	arg = PointerGetDatum(array);
 	MemoryContextSwitchTo(old);
+	/* every copy into the archive, or the batch fails (archive.c) */
 	if (ttl_archive_execute(rows->container, rows->archive, rows->sql, 1, &rows->arraytype,
 							&arg, NULL, 0) != SPI_OK_INSERT)
-		elog(ERROR, "archive insert failed for container %u", rows->container);
+		ttl_archive_check_count(rows->container, rows->archive, rows->nrows, 0);
+	ttl_archive_check_count(rows->container, rows->archive, rows->nrows,
+							(int64) SPI_processed);
 	MemoryContextReset(rows->chunk_cxt);
 	rows->rows = NULL;
 	rows->nrows = 0;

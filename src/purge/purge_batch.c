@@ -57,6 +57,7 @@
 #include "base/settings.h"
 #include "document/deadline.h"
 #include "document/purge_key.h"
+#include "insight/purge_failures.h"
 #include "insight/stats.h"
 #include "purge/archive.h"
 #include "purge/mark.h"
@@ -237,11 +238,54 @@ plan_batch(PurgeCursor *cur, const TtlContainer *policy, int64 limit, TtlBatchPl
 	plan->deleter = TTL_DELETER_DIRECT;
 }
 
+/* The deleters of one batch, as one step of a subtransaction. */
+typedef struct DeleterStep
+{
+	PurgeCursor *cur;
+	TtlBatchPlan *plan;
+	const char *relname;
+	TtlDirectBatch *batch;
+	const char *obstacle;		/* out: why the direct deleter did not apply */
+} DeleterStep;
+
+static void
+run_deleters(void *arg)
+{
+	DeleterStep *step = (DeleterStep *) arg;
+
+	/*
+	 * archive: either deleter archives (the direct one inserts its copies
+	 * in this transaction, archive_rows.c; the statement's INSERT joins its
+	 * DELETE, purge_rows.c)
+	 */
+	step->obstacle = ttl_purge_direct(step->plan, step->batch);
+	if (step->obstacle == NULL)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("ttl purge of \"%s\": direct delete", step->relname)));
+		return;
+	}
+	ereport(DEBUG1,
+			(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
+							 step->relname, step->obstacle)));
+	/* the statement takes the cursor's kind in key order */
+	step->plan->deleter = TTL_DELETER_STATEMENT;
+	step->plan->source = TTL_SOURCE_KEYSET;
+	ttl_free_walk(step->cur->walk);
+	step->cur->walk = NULL;
+	ttl_statement_batch(step->plan, step->relname, step->batch);
+}
+
 /*
  * One batch of one container in the current transaction, as the current
  * user (the caller switches to the owner), of at most limit rows (< 0: no
  * limit).  Returns rows deleted; advances the cursor, setting it done when
  * nothing is left, or busy.
+ *
+ * The deleters run in a subtransaction: when they fail on a row (a row's
+ * error, not the container's: purge_split.c says which), the batch is
+ * split until the failing rows are isolated and recorded, and the rest
+ * commits; a container's error fails the batch as before.
  */
 static int64
 purge_batch(PurgeCursor *cur, int64 limit)
@@ -249,11 +293,14 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	char	   *relname;
 	TtlContainer policy;
 	TtlBatchPlan plan;
-	const char *obstacle;
 	TtlDirectBatch batch;
+	DeleterStep step;
+	ErrorData  *failed;
+	bool		split = false;
 	bool		exhausted = false;
 
 	ttl_batch_owner_reset();
+	cur->row_error = NULL;
 	if (!begin_batch(cur, &relname, &policy))
 		return 0;
 	/* rule 9: a deadline property adds a walk of the deadline index */
@@ -273,38 +320,45 @@ purge_batch(PurgeCursor *cur, int64 limit)
 	}
 	/* legal hold: the holds and the floor, read under the batch's lock */
 	ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
+	/* the rows whose purge failed, left out until their retry_after */
+	ttl_failures_begin(cur->relid, cur->now_seconds);
 	plan_batch(cur, &policy, limit, &plan);
-	/*
-	 * archive: either deleter archives (the direct one inserts its copies
-	 * in this transaction, archive_rows.c; the statement's INSERT joins its
-	 * DELETE, purge_rows.c)
-	 */
-	obstacle = ttl_purge_direct(&plan, &batch);
-	if (obstacle == NULL)
+	step.cur = cur;
+	step.plan = &plan;
+	step.relname = relname;
+	step.batch = &batch;
+	step.obstacle = NULL;
+	failed = ttl_split_try(run_deleters, &step);
+	if (failed != NULL)
 	{
-		ereport(DEBUG1,
-				(errmsg_internal("ttl purge of \"%s\": direct delete", relname)));
-		if (plan.source == TTL_SOURCE_BITMAP)
-		{
-			exhausted = batch.range_done;
-			if (exhausted)		/* every kind done: the next step ends */
-				cur->kind = cur->has_deadline ? TTL_DUE_DEADLINE : TTL_DUE_OWN;
-		}
-	}
-	else
-	{
-		ereport(DEBUG1,
-				(errmsg_internal("ttl purge of \"%s\" runs a DELETE statement: %s",
-								 relname, obstacle)));
-		/* the statement takes the cursor's kind in key order */
-		plan.deleter = TTL_DELETER_STATEMENT;
-		plan.source = TTL_SOURCE_KEYSET;
+		if (!ttl_split_row_error(failed))
+			ReThrowError(failed);
+		/*
+		 * A row's failure: the batch's rows again, in key order of the
+		 * cursor's kind, split until the failing ones are isolated.  A
+		 * walk starts afresh (the failed try moved it), and the legal hold
+		 * floor is read again (the failed try's moves are void).
+		 */
+		split = true;
 		ttl_free_walk(cur->walk);
 		cur->walk = NULL;
-		ttl_statement_batch(&plan, relname, &batch);
+		ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
+		plan.deleter = TTL_DELETER_STATEMENT;
+		plan.source = TTL_SOURCE_KEYSET;
+		ttl_split_batch(&plan, relname, failed, &batch);
+		/* SPI's memory goes at SPI_finish: the transaction's lasts for the record */
+		if (batch.row_error != NULL)
+			cur->row_error = MemoryContextStrdup(TopTransactionContext, batch.row_error);
+		FreeErrorData(failed);
+	}
+	else if (step.obstacle == NULL && plan.source == TTL_SOURCE_BITMAP)
+	{
+		exhausted = batch.range_done;
+		if (exhausted)			/* every kind done: the next step ends */
+			cur->kind = cur->has_deadline ? TTL_DUE_DEADLINE : TTL_DUE_OWN;
 	}
 	/* legal hold: keep the floor a keyset walk reached, in this transaction */
-	ttl_purge_hold_end(obstacle == NULL && plan.source == TTL_SOURCE_KEYSET &&
+	ttl_purge_hold_end(!split && step.obstacle == NULL && plan.source == TTL_SOURCE_KEYSET &&
 					   batch.found < limit,
 					   cur->kind == TTL_DUE_INHERITED ?
 					   cur->now_seconds - policy.default_ttl : cur->now_seconds);
@@ -421,6 +475,7 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	PurgeCursor cur;
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
+	char	   *row_error = NULL;
 
 	ttl_cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, false);
 	ttl_become_user(owner, &ctx);
@@ -435,12 +490,15 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	while (!cur.done && (max_rows < 0 || cur.deleted < max_rows))
 	{
 		(void) ttl_purge_batch_immediate(&cur, max_rows < 0 ? -1 : max_rows - cur.deleted);
+		if (cur.row_error != NULL)
+			row_error = cur.row_error;	/* failing rows: last_error says so */
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
 	*skipped = cur.busy;
-	/* a partition left alone (another role's) is the container's last_error */
+	/* failing rows left in place, or a partition left alone (another role's) */
 	if (!cur.busy)
-		ttl_record_purge(relid, cur.deleted, cur.leaf_note);
+		ttl_record_purge(relid, cur.deleted,
+						 row_error != NULL ? row_error : cur.leaf_note);
 	return cur.deleted;
 }

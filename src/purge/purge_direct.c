@@ -84,6 +84,7 @@
 #include "document/due_range.h"
 #include "document/expiry.h"
 #include "document/purge_key.h"
+#include "insight/purge_failures.h"
 #include "purge/archive.h"
 #include "purge/purge_internal.h"
 
@@ -207,6 +208,13 @@ take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 		int64		deadline;
 
 		CHECK_FOR_INTERRUPTS();
+		/* a row whose purge failed waits for its retry_after (purge_failures.c) */
+		if (ttl_failures_covers(RelationGetRelid(leaf->rel), &slot->tts_tid))
+		{
+			if (keyset)
+				ttl_purge_hold_note(false, 0);	/* legal hold: the floor stops */
+			continue;
+		}
 		if (!ttl_direct_row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
 		{
 			/* legal hold: a held row moves the floor, another stops it */

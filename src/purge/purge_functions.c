@@ -39,6 +39,7 @@
 #include "base/compat.h"
 #include "base/replication_lag.h"
 #include "base/settings.h"
+#include "insight/stats.h"
 #include "document/purge_key.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
@@ -78,7 +79,68 @@ ttl_purge_statement(PG_FUNCTION_ARGS)
 														 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE,
 														 ttl_has_purge_key_index(relid, NameStr(c.doc_column)),
 														 TTL_HAS_DEADLINE(&c) ? c.deadline_property : NULL,
-														 false, relid, InvalidOid /* archive: without its INSERT */ )));
+														 false, false, relid,
+														 InvalidOid /* archive: without its INSERT */ )));
+}
+
+/* One container of ttl.purge() over every container, as a subtransaction's step. */
+typedef struct PurgeOne
+{
+	Oid			relid;
+	int64		max_rows;
+	bool		skipped;		/* out */
+	int64		deleted;		/* out */
+	const char *deleted_error;	/* the error to record */
+} PurgeOne;
+
+static void
+purge_one(void *arg)
+{
+	PurgeOne   *one = (PurgeOne *) arg;
+
+	one->deleted = ttl_purge_container(one->relid, one->max_rows, &one->skipped);
+}
+
+static void
+record_error(void *arg)
+{
+	PurgeOne   *one = (PurgeOne *) arg;
+
+	ttl_record_purge(one->relid, 0, one->deleted_error);
+}
+
+/*
+ * ttl.purge() without a container purges each of the caller's containers
+ * in a subtransaction: one whose purge fails (its archive, a trigger of its
+ * owner) is rolled back alone, with a WARNING and its last_error, as the
+ * round does (purge_round.c); the others' work stays.  A cancel ends the
+ * call.
+ */
+static int64
+purge_one_of_all(Oid relid, int64 max_rows, bool *skipped)
+{
+	PurgeOne	one = {relid, max_rows, false, 0, NULL};
+	/* rolled back before a cancel is thrown on, unlike ttl_subxact_run */
+	ErrorData  *edata = ttl_split_try(purge_one, &one);
+	char	   *name;
+
+	*skipped = one.skipped;
+	if (edata == NULL)
+		return one.deleted;
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		ReThrowError(edata);
+	*skipped = false;
+	name = get_rel_name(relid);
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("ttl purge of \"%s\" failed: %s", name ? name : "?", edata->message),
+			 errdetail("Its purge was rolled back; the other containers were purged.")));
+	one.deleted_error = edata->message;
+	edata = ttl_split_try(record_error, &one);
+	if (edata != NULL)
+		ereport(LOG,
+				(errmsg("could not record ttl purge error: %s", edata->message)));
+	return 0;
 }
 
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */
@@ -120,8 +182,13 @@ ttl_purge(PG_FUNCTION_ARGS)
 
 		if (max_rows >= 0 && total >= max_rows)
 			break;
-		total += ttl_purge_container(relid, max_rows < 0 ? -1 : max_rows - total,
-									 &skipped);
+		/* every container: one that fails is a WARNING, the rest is purged */
+		if (PG_ARGISNULL(0))
+			total += purge_one_of_all(relid, max_rows < 0 ? -1 : max_rows - total,
+									  &skipped);
+		else
+			total += ttl_purge_container(relid, max_rows < 0 ? -1 : max_rows - total,
+										 &skipped);
 		if (skipped)
 			ereport(NOTICE,
 					(errmsg("container \"%s\" skipped: locked by another purge, a policy change or DDL",

@@ -32,6 +32,8 @@ typedef struct TtlDirectBatch
 	bool		range_done;		/* a walk: it is done */
 	Oid			last_leaf;		/* a keyset batch: the partition and key */
 	int64		last_key;		/* of the last of them */
+	char	   *row_error;		/* split: the rows left in place, for
+								 * last_error (purge_split.c), or NULL */
 } TtlDirectBatch;
 
 typedef struct TtlWalk TtlWalk;
@@ -172,6 +174,9 @@ typedef struct PurgeCursor
 								 * ends the back-off (backoff.c) */
 	char	   *leaf_note;		/* a leaf skipped, another role owns it
 								 * (purge_owner.c): last_error, in walk_cxt */
+	char	   *row_error;		/* the last batch left failing rows in place:
+								 * its last_error (purge_split.c), in the
+								 * batch's memory, or NULL */
 } PurgeCursor;
 
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
@@ -180,9 +185,13 @@ extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 
 /* purge_statement.c: the statement path of a batch */
+extern char *ttl_batch_candidates_sql(const char *table, const char *doc, TtlDueKind kind,
+									  bool keyed, const char *deadline, bool holds,
+									  bool failures);
+extern List *ttl_statement_leaves(Oid relid);
 extern char *ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind,
 								 bool partitioned, bool keyed, const char *deadline,
-								 bool holds, Oid container, Oid archive);
+								 bool holds, bool failures, Oid container, Oid archive);
 extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
 								TtlDirectBatch *out);
@@ -204,6 +213,13 @@ extern void ttl_purge_hold_refuse_replace(Oid container, Oid leaf, ItemPointer t
 extern void ttl_batch_owner_reset(void);
 extern bool ttl_batch_leaf_fits(Oid container, Oid leaf);
 extern const char *ttl_batch_owner_note(void);
+/* purge_split.c: a failing batch split until its failing rows are isolated */
+struct ErrorData;
+typedef void (*TtlSplitStep) (void *arg);
+extern struct ErrorData *ttl_split_try(TtlSplitStep step, void *arg);
+extern bool ttl_split_row_error(const struct ErrorData *edata);
+extern void ttl_split_batch(const TtlBatchPlan *plan, const char *relname,
+							const struct ErrorData *first, TtlDirectBatch *out);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

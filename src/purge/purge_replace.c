@@ -21,7 +21,9 @@
  * A delete that is refused (an owner's BEFORE DELETE trigger returning
  * NULL, a DELETE policy that hides the row, a RESTRICT or NO ACTION
  * foreign key: 23503, or 23001 for RESTRICT on 18) deletes nothing: the item stays and the write
- * conflicts with it (23505) as before.  The delete runs in a
+ * conflicts with it (23505) as before.  So does an item whose purge failed
+ * and that is left out until its retry_after (ttl.purge_failures): it is
+ * not tried here either.  The delete runs in a
  * subtransaction so a refusing foreign key undoes all of it.
  *
  * Counting: the writer does not touch ttl.purge_stats (one row per
@@ -64,6 +66,7 @@
 #include "base/settings.h"
 #include "base/subxact.h"
 #include "document/deadline.h"
+#include "insight/purge_failures.h"
 #include "purge/archive.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
@@ -111,7 +114,8 @@ replace_statement(Oid container, Oid leaf, const TtlContainer *policy)
 
 	/* archive: the deleted row goes to the archive in this statement */
 	if (OidIsValid(policy->archive))
-		return psprintf("WITH %s SELECT 1 FROM d",
+		return psprintf("WITH %s SELECT (SELECT pg_catalog.count(*) FROM d),"
+						" (SELECT pg_catalog.count(*) FROM a)",
 						ttl_purge_archived_delete_sql(container, policy->archive, from, where));
 	return ttl_purge_delete_sql(from, where, NULL);
 }
@@ -157,8 +161,19 @@ delete_item(void *arg)
 		rc = ttl_archive_execute(step->container, step->policy->archive, sql,
 								 3, argtypes, values, NULL, 0);
 		ttl_archive_release(step->policy->archive);
-		if (rc == SPI_OK_SELECT)
-			rc = SPI_OK_DELETE;	/* one row out per row deleted */
+		if (rc == SPI_OK_SELECT && SPI_processed == 1)
+		{
+			bool		isnull;
+			int64		deleted = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+															  SPI_tuptable->tupdesc, 1, &isnull));
+			int64		archived = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+															   SPI_tuptable->tupdesc, 2, &isnull));
+
+			/* the row deleted is in the archive, or nothing is deleted */
+			ttl_archive_check_count(step->container, step->policy->archive, deleted, archived);
+			rc = SPI_OK_DELETE;
+			SPI_processed = (uint64) deleted;
+		}
 	}
 	else
 		rc = SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0);
@@ -195,6 +210,13 @@ ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
 	TtlUserContext ctx;
 	ErrorData  *edata;
 
+	/*
+	 * A row whose purge failed and is left out until its retry_after
+	 * (purge_failures.c) is not replaced: the write conflicts (23505), and
+	 * the failing delete does not run again in the writer's statement.
+	 */
+	if (ttl_failure_quarantined(container, leaf, tid, now_seconds))
+		return false;
 	step.container = container;
 	step.leaf = leaf;
 	step.tid = *tid;

@@ -244,9 +244,16 @@ owner_batch(void *arg)
 	/* a timeout that fired just now is this batch's, not the round's */
 	CHECK_FOR_INTERRUPTS();
 	ttl_restore_user(&ctx);
-	/* a partition left alone (another role's) is the container's last_error */
-	if (deleted > 0 || cur->leaf_note != NULL)
-		ttl_record_purge(cur->relid, deleted, cur->leaf_note);
+	/*
+	 * A partition left alone (another role's) or rows left in place by a
+	 * split batch (purge_split.c) are the container's last_error.
+	 */
+	{
+		const char *note = cur->row_error != NULL ? cur->row_error : cur->leaf_note;
+
+		if (deleted > 0 || note != NULL)
+			ttl_record_purge(cur->relid, deleted, note);
+	}
 	/*
 	 * Served again (an archive repaired, say): no more back-off.  Not by a
 	 * batch of a kind with nothing due while another kind fails: only

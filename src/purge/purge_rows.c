@@ -123,17 +123,19 @@ ttl_purge_delete_sql(const char *from, const char *where, const char *returning)
 
 /*
  * The archived delete (issue 31): "d AS (DELETE ... RETURNING t.*), a AS
- * (INSERT INTO archive (cols) SELECT cols FROM d)", the WITH items that
+ * (INSERT INTO archive (cols) SELECT cols FROM d RETURNING 1)", the WITH
+ * items that
  * replace the delete's own in a statement deleter, so each deleted row
  * goes through the executor into the archive in the statement of its
  * delete (archive.c).  A data-modifying WITH item must be at the top
- * level, so the caller writes "WITH <this> SELECT ... FROM d".
+ * level, so the caller writes "WITH <this> SELECT ... FROM d"; it counts
+ * the rows of d and of a, which must be as many (ttl_archive_check_count).
  */
 char *
 ttl_purge_archived_delete_sql(Oid container, Oid archive, const char *from,
 							  const char *where)
 {
-	return psprintf("d AS (%s), a AS (%s)",
+	return psprintf("d AS (%s), a AS (%s RETURNING 1)",
 					ttl_purge_delete_sql(from, where, "t.*"),
 					ttl_archive_insert_sql(container, archive, "d"));
 }

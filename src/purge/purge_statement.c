@@ -29,6 +29,7 @@
 #include "document/deadline.h"
 #include "document/due_range.h"
 #include "document/purge_key.h"
+#include "insight/purge_failures.h"
 #include "purge/archive.h"
 #include "purge/purge_internal.h"
 
@@ -43,21 +44,21 @@
  * so it re-checks the very row version it removes: a ctid match alone
  * re-checks nothing on some PostgreSQL 15 minors.  A plain table takes all
  * TIDs in one TID scan; a partitioned one joins on (tableoid, ctid), since
- * a ctid alone names a row only within one partition.
+ * a ctid alone names a row only within one partition.  holds: $6 holds the
+ * legal holds' matches (purge_hold.c); failures: $7 and $8 the places of
+ * the rows left out after their purge failed (purge_failures.c).  With an
+ * archive, a fourth column counts the rows the archive took.
+ *
+ * ttl_batch_candidates_sql is its first part, the rows of one batch locked
+ * in key order, which purge_split.c also takes when it splits a batch.
  */
 char *
-ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool partitioned,
-					bool keyed, const char *deadline, bool holds, Oid container, Oid archive)
+ttl_batch_candidates_sql(const char *table, const char *doc, TtlDueKind kind, bool keyed,
+						 const char *deadline, bool holds, bool failures)
 {
-	const char *from;
-	const char *where;
 	const char *key;
 	const char *filter;
-	const char *delete;
-	const char *recheck;
 
-	/* the whole rule, as the direct deleter re-checks it (purge_rows.c) */
-	recheck = ttl_purge_recheck_sql(doc, deadline, 4, 5);
 	if (kind == TTL_DUE_DEADLINE)
 	{
 		/* the deadline index's expression, exactly (with its constant) */
@@ -83,10 +84,31 @@ ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool pa
 	}
 	/* legal hold: held rows are neither locked nor deleted ($6) */
 	if (holds)
-	{
 		filter = psprintf("%s%s", ttl_purge_hold_filter(doc), filter);
+	/* rows whose purge failed are left out until their retry_after ($7, $8) */
+	if (failures)
+		filter = psprintf("%s%s", ttl_failures_filter_sql(7, 8), filter);
+	return psprintf("SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
+					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
+					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED",
+					key, table, filter, key, key, key);
+}
+
+char *
+ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool partitioned,
+					bool keyed, const char *deadline, bool holds, bool failures,
+					Oid container, Oid archive)
+{
+	const char *from;
+	const char *where;
+	const char *delete;
+	const char *recheck;
+
+	/* the whole rule, as the direct deleter re-checks it (purge_rows.c) */
+	recheck = ttl_purge_recheck_sql(doc, deadline, 4, 5);
+	/* legal hold: held rows are never deleted ($6) */
+	if (holds)
 		recheck = psprintf("%s%s", ttl_purge_hold_filter(doc), recheck);
-	}
 	/* the statement deleter (purge_rows.c) */
 	if (partitioned)
 	{
@@ -101,20 +123,22 @@ ttl_batch_statement(const char *table, const char *doc, TtlDueKind kind, bool pa
 		where = psprintf("t.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT tid FROM c))"
 						 " AND %s", recheck);
 	}
-	/* archive: the deleted rows go to the archive in this statement */
+	/*
+	 * archive: the deleted rows go to the archive in this statement, and
+	 * the rows it took are counted (ttl_archive_check_count)
+	 */
 	if (OidIsValid(archive))
 		delete = ttl_purge_archived_delete_sql(container, archive, from, where);
 	else
 		delete = psprintf("d AS (%s)", ttl_purge_delete_sql(from, where, "1"));
-	return psprintf("WITH c AS MATERIALIZED ("
-					" SELECT t.tableoid AS toid, t.ctid AS tid, %s AS k FROM %s t"
-					" WHERE %s%s OPERATOR(pg_catalog.>=) $1 AND %s OPERATOR(pg_catalog.<=) $2"
-					" ORDER BY %s LIMIT $3 FOR UPDATE OF t SKIP LOCKED),"
+	return psprintf("WITH c AS MATERIALIZED ( %s),"
 					" %s"
 					" SELECT (SELECT pg_catalog.count(*) FROM c),"
 					" (SELECT pg_catalog.count(*) FROM d),"
-					" (SELECT pg_catalog.max(k) FROM c)",
-					key, table, filter, key, key, key, delete);
+					" (SELECT pg_catalog.max(k) FROM c)%s",
+					ttl_batch_candidates_sql(table, doc, kind, keyed, deadline, holds, failures),
+					delete,
+					OidIsValid(archive) ? ", (SELECT pg_catalog.count(*) FROM a)" : "");
 }
 
 /*
@@ -146,8 +170,8 @@ spi_int64(int row, int col, bool *isnull)
  * a leaf another role owns (its planning alone folds that leaf's index
  * expressions as the owner) nor leave out one attached after the check.
  */
-static List *
-statement_leaves(Oid relid)
+List *
+ttl_statement_leaves(Oid relid)
 {
 	List	   *leaves = NIL;
 	ListCell   *lc;
@@ -173,9 +197,13 @@ leaf_statement(const TtlBatchPlan *plan, Oid leaf, int64 lower, int64 limit,
 			   TtlDirectBatch *out)
 {
 	const char *doc_name = NameStr(plan->policy->doc_column);
-	Oid			argtypes[6] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID, JSONBARRAYOID};
-	Datum		values[6];
+	Oid			argtypes[8] = {INT8OID, INT8OID, INT8OID, INT4OID, INT8OID, JSONBARRAYOID,
+	OIDARRAYOID, TIDARRAYOID};
+	Datum		values[8];
+	char		nulls[9] = "        ";
 	bool		holds = ttl_purge_hold_active();	/* legal hold: $6 */
+	bool		failures = ttl_failures_active();	/* failed rows: $7, $8 */
+	int			nargs = failures ? 8 : holds ? 6 : 5;
 	bool		isnull;
 	bool		keyed = plan->kind != TTL_DUE_DEADLINE &&
 		ttl_has_purge_key_index(leaf, doc_name);
@@ -186,35 +214,49 @@ leaf_statement(const TtlBatchPlan *plan, Oid leaf, int64 lower, int64 limit,
 	char	   *sql;
 	int			guc_level;
 	int64		found;
+	int64		deleted;
 
 	table = psprintf("ONLY %s",
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(leaf)),
 												get_rel_name(leaf)));
 	sql = ttl_batch_statement(table, quote_identifier(doc_name), plan->kind, false, keyed,
-							  plan->deadline, holds, plan->relid, plan->policy->archive);
+							  plan->deadline, holds, failures, plan->relid,
+							  plan->policy->archive);
 	ttl_due_range_from(&range, lower);
 	/* legal hold: start past the held rows at the bottom (purge_hold.c) */
 	ttl_due_range_from(&range, ttl_purge_hold_floor(plan->kind));
 	values[0] = Int64GetDatum(range.low);
 	values[1] = Int64GetDatum(range.high);
 	values[2] = Int64GetDatum(limit);
+	if (limit < 0)
+		nulls[2] = 'n';
 	values[3] = Int32GetDatum(plan->policy->default_ttl);
 	values[4] = Int64GetDatum(plan->now_seconds);
+	values[5] = (Datum) 0;
 	if (holds)
 		values[5] = ttl_purge_hold_matches();
+	else
+		nulls[5] = 'n';
+	if (failures)
+		ttl_failures_arrays(&values[6], &values[7]);
+	nulls[nargs] = '\0';
 	guc_level = NewGUCNestLevel();
 	ttl_set_purge_plan_options();
 	if ((OidIsValid(plan->policy->archive) ?	/* its errors name the archive (archive.c) */
-		 ttl_archive_execute(plan->relid, plan->policy->archive, sql, holds ? 6 : 5, argtypes,
-							 values, limit < 0 ? "  n  " : NULL, 0) :
-		 SPI_execute_with_args(sql, holds ? 6 : 5, argtypes, values,
-							   limit < 0 ? "  n  " : NULL, false, 0)) != SPI_OK_SELECT)
+		 ttl_archive_execute(plan->relid, plan->policy->archive, sql, nargs, argtypes,
+							 values, nulls, 0) :
+		 SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0)) != SPI_OK_SELECT)
 		elog(ERROR, "purge statement failed on %s", table);
 	AtEOXact_GUC(true, guc_level);
 	found = spi_int64(0, 1, &isnull);
+	deleted = spi_int64(0, 2, &isnull);
 	out->found += found;
-	out->deleted += spi_int64(0, 2, &isnull);
+	out->deleted += deleted;
 	out->last_leaf = leaf;
+	/* archive: every row deleted is in the archive, or the batch fails */
+	if (OidIsValid(plan->policy->archive))
+		ttl_archive_check_count(plan->relid, plan->policy->archive, deleted,
+								spi_int64(0, 4, &isnull));
 	out->last_key = spi_int64(0, 3, &isnull);
 	if (!isnull)
 		out->last_key = ttl_due_seconds(&range, out->last_key);
@@ -224,7 +266,7 @@ leaf_statement(const TtlBatchPlan *plan, Oid leaf, int64 lower, int64 limit,
 
 /*
  * The statement path of a batch: the batch statement (ttl_batch_statement)
- * on each leaf in turn (statement_leaves), from where the last batch
+ * on each leaf in turn (ttl_statement_leaves), from where the last batch
  * stopped (plan->start_leaf at plan->lower_key), until the limit is taken.
  * A leaf another role owns is left alone (purge_owner.c), checked under
  * its lock: the tree's, or taken here without waiting for a leaf attached
@@ -241,7 +283,7 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 	out->deleted = 0;
 	out->last_leaf = plan->start_leaf;
 	out->last_key = plan->lower_key;
-	foreach(lc, statement_leaves(plan->relid))
+	foreach(lc, ttl_statement_leaves(plan->relid))
 	{
 		Oid			leaf = lfirst_oid(lc);
 		bool		first = leaf == plan->start_leaf;
