@@ -24,6 +24,7 @@
 #include "utils/lsyscache.h"
 
 #include "base/run_as.h"
+#include "base/sql_version.h"
 #include "registry/legal_hold.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
@@ -64,7 +65,7 @@ begin_hold_change(FunctionCallInfo fcinfo, char **name)
 						ttl_relation_display_name(relid)),
 				 errdetail("The nodes purge their shards with the policy their stamp triggers carry, which has no place for legal holds."),
 				 errhint("Pause the container with ttl.pause() to keep all of its items instead.")));
-	if (!ttl_legal_holds_installed())
+	if (!ttl_sql_at_least(1, 8))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("legal holds need version 1.8 of extension \"ttl\""),

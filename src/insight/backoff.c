@@ -41,6 +41,7 @@
 
 #include "base/run_as.h"
 #include "base/settings.h"
+#include "base/sql_version.h"
 #include "base/visit.h"
 #include "insight/stats.h"
 #include "registry/policy.h"
@@ -52,15 +53,7 @@
 bool
 ttl_backoff_available(void)
 {
-	Oid			nsp = get_namespace_oid("ttl", true);
-	Oid			stats;
-
-	if (!OidIsValid(nsp))
-		return false;
-	stats = get_relname_relid("purge_stats", nsp);
-	return OidIsValid(stats) &&
-		get_attnum(stats, "overruns") != InvalidAttrNumber &&
-		get_attnum(stats, "retry_after") != InvalidAttrNumber;
+	return ttl_sql_at_least(1, 7);
 }
 
 /*

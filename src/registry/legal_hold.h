@@ -30,7 +30,6 @@ typedef struct TtlLegalHolds
 /* The key ranges a floor is kept for (PurgeKind of purge_internal.h). */
 #define TTL_HOLD_FLOOR_KINDS 3
 
-extern bool ttl_legal_holds_installed(void);
 extern TtlLegalHolds *ttl_legal_holds_read(Oid relid);
 extern const char *ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *doc);
 extern Datum ttl_legal_holds_array(const TtlLegalHolds *holds);

@@ -41,7 +41,6 @@ typedef struct TtlContainer
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 
 extern void ttl_registry_invalidate(Datum arg, Oid relid);
-extern void ttl_registry_forget_version(Datum arg, int cacheid, uint32 hashvalue);
 extern const TtlContainer *ttl_container_ref(Oid relid);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern bool ttl_read_container(Oid relid, TtlContainer *out);
@@ -54,7 +53,5 @@ extern void ttl_lock_container(Oid relid);
 extern bool ttl_policy_change_ended(void);
 extern bool ttl_try_lock_container(Oid relid);
 extern void ttl_lock_container_for_replace(Oid relid);
-extern bool ttl_rule10_installed(void);
-extern bool ttl_index_owners_installed(void);
 
 #endif							/* TTL_REGISTRY_H */
