@@ -1,7 +1,7 @@
 /*
  * legal_hold_admin.c
  *		The SQL functions that set, replace and release a legal hold
- *		(issue 32): ttl.set_legal_hold(container, name, match) and
+ *		(1.8): ttl.set_legal_hold(container, name, match) and
  *		ttl.release_legal_hold(container, name).  What a hold does is
  *		registry/legal_hold.c's (the table read in C) and purge_hold.c's
  *		(purge and rule 10 leave held items alone).

@@ -12,7 +12,7 @@
  * The policy travels with the table's DDL.  On a hash-distributed container
  * the stamp trigger carries the policy in its arguments (the default, the
  * state, the deadline property and the archive's qualified name when there
- * are: registry/trigger_args.h has the format; issue 31: the archive is a
+ * are: registry/trigger_args.h has the format; the archive (1.8) is a
  * distributed table colocated with the container, and
  * each node resolves it to the colocated shard of each of its shards,
  * citus_meta.c; ttl_citus_check_archive keeps the rule); the registry
@@ -128,7 +128,7 @@ archive_arg(Oid relid, Oid archive)
  * trigger, which Citus replaces on every shard and every node's shell in
  * the same distributed transaction.  Nothing for any other table.  The
  * arguments (registry/trigger_args.h): the document column, the policy,
- * the deadline property when set, and the archive (issue 31) by its
+ * the deadline property when set, and the archive (1.8) by its
  * qualified name, which each node resolves to the archive's colocated
  * shard (citus_meta.c).
  */
@@ -169,7 +169,7 @@ kind_phrase(char kind)
 }
 
 /*
- * 0A000 when archive does not fit container's distribution (issue 31):
+ * 0A000 when archive does not fit container's distribution (1.8):
  * the archive of a hash-distributed container is a hash-distributed table
  * colocated with it, so that each shard archives into the shard of the
  * archive that covers the same hash range, on the same node, in the
@@ -310,7 +310,7 @@ ttl_citus_check_kind(Oid relid)
 		ttl_citus_refuse_replace_off(relid, c.replace_expired);
 		/* legal hold: not on a distributed container (legal_hold.c) */
 		ttl_legal_hold_refuse_distributed(relid);
-		/* archive: a distributed table colocated with it (issue 31) */
+		/* archive: a distributed table colocated with it, shard by shard */
 		check_archive_after_maker(relid, c.archive);
 	}
 }

@@ -6,7 +6,7 @@
  *		(pg_dist_partition, read by name: kind and colocation group), the
  *		policy a distributed container's stamp trigger carries (citus.c
  *		writes it) with its archive resolved on this node (a shard's is the
- *		archive's colocated shard, issue 31), this node's active placements
+ *		archive's colocated shard, 1.8), this node's active placements
  *		(pg_dist_shard, pg_dist_placement, pg_dist_local_group).  Reached from outside src/citus/ only through
  *		the policy door (registry/policy.c), to which ttl.c installs
  *		ttl_citus_ops.  Without Citus every function here answers "not a
@@ -180,7 +180,7 @@ is_stamp_function(Oid funcid)
  * table, its shell on a node, or one of its shards): false when it has no
  * such trigger, or one whose arguments carry no policy or do not decode
  * (registry/trigger_args.c; the stamp trigger itself refuses those).  The
- * archive's qualified name (issue 31) is returned in *archive_name
+ * archive's qualified name (1.8) is returned in *archive_name
  * (palloc'd; NULL for none) and out->archive is left InvalidOid: which
  * relation it is on this node is ttl_piece_archive's to say.
  */

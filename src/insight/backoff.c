@@ -12,7 +12,7 @@
  *		holds any number of containers and survives a restart.  A backlog
  *		walk of the container that completes within its bound (the last
  *		statement of a visit that reached it) sets overruns back to 0.
- *		1.8 (issue 31): any failing batch of the worker or of run_purge
+ *		1.8 (archives, whose failures repeat): any failing batch of the worker or of run_purge
  *		backs its container off the same way (an archive's trigger or
  *		constraint fails every retry until repaired), and a batch that
  *		commits sets overruns back to 0; each of the two ends only a

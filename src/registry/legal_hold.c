@@ -1,6 +1,6 @@
 /*
  * legal_hold.c
- *		Legal holds (issue 32): the table ttl.legal_hold read in C, as
+ *		Legal holds (1.8): the table ttl.legal_hold read in C, as
  *		committed now; whether a document is held (doc @> match, the same
  *		containment as jsonb's @> operator); the refusal of ttl.disable
  *		while holds stand; and ttl.legal_hold_floor, the key per container

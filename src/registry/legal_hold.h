@@ -1,6 +1,6 @@
 /*
  * legal_hold.h
- *		Legal holds (issue 32, SPEC "After 1.6"): the holds of a container
+ *		Legal holds (1.8, SPEC "After 1.6"): the holds of a container
  *		as committed now, whether a document is held, the floor past the
  *		held rows that purge keeps per container and key range, and the
  *		refusals of ttl.disable (legal_hold.c).  Not the restore guard's

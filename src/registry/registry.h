@@ -34,7 +34,7 @@ typedef struct TtlContainer
 	int64		home_system;
 	Oid			home_database;
 	float4		hold_fraction;
-	/* 1.8, issue 31: purged rows go to this table first, or InvalidOid */
+	/* 1.8, the archive: purged rows go to this table first, or InvalidOid */
 	Oid			archive;
 } TtlContainer;
 
