@@ -33,11 +33,12 @@
  *   with '' for a NULL default and for no deadline before an archive.
  *
  * Telling them apart: a list is format 2 when its first argument starts
- * with "format=" and every other is a key=value with a doc key.  A format
- * 1 list can only look like that with a document column named
- * "format=..." and a deadline property starting with "doc=" (a distributed
- * piece's second argument is a number or ''): no container of 1.0-1.8 is
- * known to do both, and a list written from 1.9 on never is format 1 there.
+ * with "format=" and every other one is a key=value, one of them doc=.  A
+ * format 1 list looks like that only for a container of one node whose
+ * document column is named "format=..." and whose deadline property starts
+ * with "doc=" (a distributed piece's second argument is a number or ''):
+ * such a 1.5-1.8 container would be misread until its trigger is written
+ * again (ttl.set_deadline_property), which writes format 2.
  */
 #ifndef TTL_TRIGGER_ARGS_H
 #define TTL_TRIGGER_ARGS_H
