@@ -37,6 +37,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_extension.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
