@@ -69,6 +69,110 @@ GRANT SELECT ON ttl.purge_failures TO PUBLIC;
 -- section: rule 10 with one mechanism; the trigger-arguments codec
 -- ---------------------------------------------------------------------------
 
+-- The stamp trigger's arguments have one codec (src/registry/trigger_args.h
+-- describes the formats): from 1.9 on they are written as 'format=2' and
+-- key=value arguments (ttl.stamp('format=2', 'doc=doc'), with a deadline
+-- property 'deadline=expiresAt'; a distributed container's piece also
+-- 'default=3600', 'state=active' and 'archive=...'), so that later
+-- per-container state travels as new keys.  The lists of 1.0 to 1.8 are
+-- read as before: no trigger is rewritten here, a container's trigger takes
+-- the new format the next time ttl writes it (a policy change, a deadline
+-- property, a renamed document column).  The library writes the old format
+-- while a database's SQL is older than 1.9.
+
+-- the codec as SQL, for tests: the list the C writers write for these
+-- fields (format NULL: the installed version's), and what the readers read
+CREATE FUNCTION ttl._trigger_args(doc_column name, deadline_property text DEFAULT NULL,
+                                  has_policy boolean DEFAULT false, default_ttl integer DEFAULT NULL,
+                                  paused boolean DEFAULT false, archive text DEFAULT NULL,
+                                  format integer DEFAULT NULL)
+RETURNS text[]
+    AS 'MODULE_PATHNAME', 'ttl_trigger_args_encode_sql'
+    LANGUAGE C STABLE;
+COMMENT ON FUNCTION ttl._trigger_args(name, text, boolean, integer, boolean, text, integer) IS 'the stamp trigger''s argument list for these fields, as ttl writes it (internal)';
+REVOKE ALL ON FUNCTION ttl._trigger_args(name, text, boolean, integer, boolean, text, integer) FROM PUBLIC;
+
+CREATE FUNCTION ttl._trigger_args_decode(args text[], OUT format integer, OUT doc_column name,
+                                         OUT deadline_property text, OUT has_policy boolean,
+                                         OUT default_ttl integer, OUT paused boolean, OUT archive text)
+RETURNS record
+    AS 'MODULE_PATHNAME', 'ttl_trigger_args_decode_sql'
+    LANGUAGE C IMMUTABLE STRICT;
+COMMENT ON FUNCTION ttl._trigger_args_decode(text[]) IS 'what ttl reads from a stamp trigger''s argument list (internal)';
+REVOKE ALL ON FUNCTION ttl._trigger_args_decode(text[]) FROM PUBLIC;
+
+-- ttl.enable's trigger, written by the codec in C (owner only)
+CREATE FUNCTION ttl._stamp_trigger(container regclass, doc_column name) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_stamp_trigger'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl._stamp_trigger(regclass, name) IS 'create the stamp trigger of a container ttl.enable makes (owner only)';
+
+-- ttl.enable as in 1.8, but its trigger is created by ttl._stamp_trigger
+CREATE OR REPLACE FUNCTION ttl.enable(container regclass, default_ttl integer, doc_column name DEFAULT 'doc',
+                                      deadline_property text DEFAULT NULL)
+RETURNS regclass
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET citus.enable_unsafe_triggers = on
+AS $$
+DECLARE
+    rel       pg_catalog.pg_class;
+    nsp       name;
+    view_name text;
+    idx_name  text;
+    opts      text := 'security_barrier';
+    v         regclass;
+BEGIN
+    -- checks and the registry row; raises before anything is created
+    PERFORM ttl._register(container, default_ttl, doc_column);
+
+    SELECT * INTO rel FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) container::pg_catalog.oid;
+    SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace n WHERE n.oid OPERATOR(pg_catalog.=) rel.relnamespace;
+    view_name := rel.relname::text OPERATOR(pg_catalog.||) '_live';
+    idx_name := ttl._purge_index_name(rel.relname);
+    IF pg_catalog.octet_length(view_name) OPERATOR(pg_catalog.>) 63 THEN
+        RAISE EXCEPTION 'view name "%" for container % is too long', view_name, container
+            USING ERRCODE = 'name_too_long',
+                  HINT = 'Rename the table to at most 58 bytes.';
+    END IF;
+    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, view_name)) IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%.%" already exists', nsp, view_name
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = pg_catalog.format('ttl.enable creates the view %I.%I for container %s.', nsp, view_name, container);
+    END IF;
+
+    -- existing documents must be valid before the trigger guards new ones
+    PERFORM ttl._existing_rows(container, doc_column, false);
+    PERFORM ttl._stamp_trigger(container, doc_column);
+    -- rows without _ts get a full lifetime from now, never a mass expiry
+    PERFORM ttl._existing_rows(container, doc_column, true);
+    -- the purge index, recorded as ttl's in ttl.indexes (for ttl.disable);
+    -- the comment only informs
+    EXECUTE pg_catalog.format('CREATE INDEX %I ON %s ((ttl.doc_purge_key(%I)))',
+                              idx_name, container, doc_column);
+    EXECUTE pg_catalog.format('COMMENT ON INDEX %I.%I IS %L', nsp, idx_name, 'ttl purge index');
+    PERFORM ttl._own_index(pg_catalog.format('%I.%I', nsp, idx_name)::pg_catalog.regclass, 'purge');
+
+    -- while the table has row-level security the view runs as the reader
+    -- (ttl._ddl_end keeps it so when RLS is switched later)
+    IF rel.relrowsecurity THEN
+        opts := opts OPERATOR(pg_catalog.||) ', security_invoker';
+    END IF;
+    EXECUTE pg_catalog.format('CREATE VIEW %I.%I WITH (%s) AS SELECT * FROM %s WHERE ttl.live(%I, %L::pg_catalog.regclass)',
+                              nsp, view_name, opts, container, doc_column, container::pg_catalog.oid::pg_catalog.text);
+    EXECUTE pg_catalog.format('ALTER VIEW %I.%I OWNER TO %I', nsp, view_name, pg_catalog.pg_get_userbyid(rel.relowner));
+    EXECUTE pg_catalog.format('COMMENT ON VIEW %I.%I IS %L', nsp, view_name,
+                              pg_catalog.format('live (unexpired) items of ttl container %s', container));
+    v := pg_catalog.format('%I.%I', nsp, view_name)::pg_catalog.regclass;
+    PERFORM ttl._set_objects(container, v);
+    -- rule 9: the deadline property, its trigger argument and its index
+    IF deadline_property IS NOT NULL THEN
+        PERFORM ttl.set_deadline_property(container, deadline_property);
+    END IF;
+    RETURN v;
+END
+$$;
+
 -- rule 10 is exact: no BEFORE ROW trigger of a container fires after ttl's
 -- stamp trigger (it could change a row after rule 10 judged its keys):
 -- ttl._ddl_end refuses one at CREATE TRIGGER, ALTER TRIGGER ... RENAME (and

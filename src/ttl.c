@@ -24,8 +24,8 @@
  *                       wait -> guard: events -> stamp: rule 10's due
  *                       floors, its shared due sets
  *   callbacks           relcache: registry (cached policies), stamp (rule
- *                       10's cached leaves and due floors); syscache RELNAMENSP: registry
- *                       (the SQL version); xact: stamp (rule 10's
+ *                       10's cached leaves and due floors); syscache EXTENSIONOID:
+ *                       base (the installed SQL version); xact: stamp (rule 10's
  *                       statements, due writers in flight, policy
  *                       changes' epoch), purge (a marking round's
  *                       origin given back at abort), scheduler (CREATE EXTENSION ttl tells
@@ -37,6 +37,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_extension.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -49,6 +50,7 @@
 
 #include "base/hooks.h"
 #include "base/settings.h"
+#include "base/sql_version.h"
 #include "citus/citus.h"
 #include "citus/citus_copy.h"
 #include "citus/citus_meta.h"
@@ -231,7 +233,7 @@ _PG_init(void)
 	CacheRegisterRelcacheCallback(ttl_replace_invalidate, (Datum) 0);
 	/* an archive's fit is kept until a table of its tree changes */
 	CacheRegisterRelcacheCallback(ttl_archive_invalidate, (Datum) 0);
-	CacheRegisterSyscacheCallback(RELNAMENSP, ttl_registry_forget_version, (Datum) 0);
+	CacheRegisterSyscacheCallback(EXTENSIONOID, ttl_sql_version_forget, (Datum) 0);
 	RegisterXactCallback(ttl_replace_xact_callback, NULL);
 	RegisterXactCallback(ttl_mark_xact_callback, NULL);
 	RegisterSubXactCallback(ttl_replace_subxact_callback, NULL);

@@ -1,6 +1,6 @@
 /*
  * archive_admin.c
- *		ttl.set_archive(container, archive) (1.8, issue 31): where a
+ *		ttl.set_archive(container, archive) (1.8): where a
  *		container's purge moves its rows before deleting them, kept in
  *		ttl.registry.archive (a regclass: pg_dump writes it by name and a
  *		restore reads it back by name, as it does relid).  The fit of the

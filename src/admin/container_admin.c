@@ -45,12 +45,13 @@
 
 #include "base/compat.h"
 #include "base/run_as.h"
-#include "registry/policy.h"
+#include "base/sql_version.h"
 #include "document/document.h"
 #include "guard/guard.h"
 #include "registry/index_owner.h"
 #include "registry/legal_hold.h"
 #include "registry/leaf_owner.h"
+#include "registry/policy.h"
 #include "registry/registry.h"
 
 static TtlContainer
@@ -219,11 +220,11 @@ ttl_unregister(PG_FUNCTION_ARGS)
 						 1, argtypes, values, NULL, NULL);
 	ttl_registry_execute("DELETE FROM ttl.purge_stats WHERE relid OPERATOR(pg_catalog.=) $1",
 						 1, argtypes, values, NULL, NULL);
-	if (ttl_rule10_installed())
+	if (ttl_sql_at_least(1, 7))	/* ttl.purge_stats_pending */
 		ttl_registry_execute("DELETE FROM ttl.purge_stats_pending WHERE relid OPERATOR(pg_catalog.=) $1",
 							 1, argtypes, values, NULL, NULL);
 	/* 1.9: the rows its purge isolated as failing (insight/purge_failures.c) */
-	if (OidIsValid(get_relname_relid("purge_failure", get_namespace_oid("ttl", false))))
+	if (ttl_sql_at_least(1, 9))
 		ttl_registry_execute("DELETE FROM ttl.purge_failure WHERE relid OPERATOR(pg_catalog.=) $1",
 							 1, argtypes, values, NULL, NULL);
 	/* ttl.disable reads the record of its indexes first, then drops them */

@@ -34,14 +34,13 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "admin/stamp_trigger.h"
 #include "base/run_as.h"
 #include "document/deadline.h"
 #include "document/document.h"
 #include "document/purge_key.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
-
-#define STAMP_TRIGGER "zzz_ttl_stamp"
 
 /*
  * ttl._set_deadline_property(container, property): the checks, the
@@ -86,26 +85,9 @@ ttl_set_deadline_property(PG_FUNCTION_ARGS)
 	CommandCounterIncrement();
 
 	if (ttl_distribution_of(relid) == TTL_DIST_HASH)
-		ttl_policy_push(relid);	/* (doc, default, paused[, property]) */
+		ttl_policy_push(relid);	/* the policy and the property (the policy door) */
 	else
-	{
-		int			nestlevel = ttl_pin_search_path();
-		char	   *sql;
-
-		sql = psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
-					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
-					   " EXECUTE FUNCTION ttl.stamp(%s%s%s)",
-					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												  get_rel_name(relid)),
-					   quote_literal_cstr(NameStr(c.doc_column)),
-					   property ? ", " : "",
-					   property ? quote_literal_cstr(property) : "");
-		ttl_spi_connect();
-		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not replace the stamp trigger of \"%s\"", get_rel_name(relid));
-		SPI_finish();
-		AtEOXact_GUC(true, nestlevel);
-	}
+		ttl_stamp_trigger_write(relid, NameStr(c.doc_column), property, true);
 	PG_RETURN_VOID();
 }
 

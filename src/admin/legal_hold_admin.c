@@ -1,7 +1,7 @@
 /*
  * legal_hold_admin.c
  *		The SQL functions that set, replace and release a legal hold
- *		(issue 32): ttl.set_legal_hold(container, name, match) and
+ *		(1.8): ttl.set_legal_hold(container, name, match) and
  *		ttl.release_legal_hold(container, name).  What a hold does is
  *		registry/legal_hold.c's (the table read in C) and purge_hold.c's
  *		(purge and rule 10 leave held items alone).
@@ -24,6 +24,7 @@
 #include "utils/lsyscache.h"
 
 #include "base/run_as.h"
+#include "base/sql_version.h"
 #include "registry/legal_hold.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
@@ -64,7 +65,7 @@ begin_hold_change(FunctionCallInfo fcinfo, char **name)
 						ttl_relation_display_name(relid)),
 				 errdetail("The nodes purge their shards with the policy their stamp triggers carry, which has no place for legal holds."),
 				 errhint("Pause the container with ttl.pause() to keep all of its items instead.")));
-	if (!ttl_legal_holds_installed())
+	if (!ttl_sql_at_least(1, 8))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("legal holds need version 1.8 of extension \"ttl\""),

@@ -1,7 +1,7 @@
 /*
  * replication_lag.c
  *		How far the replicas are behind, read from shared memory, for
- *		ttl.max_replication_lag (issue 30).  What counts: the streaming
+ *		ttl.max_replication_lag (1.7).  What counts: the streaming
  *		standbys of pg_stat_replication that report a replay position (the
  *		WalSnd array; a standby in catch-up counts too: it is the one a
  *		purge burst would leave furthest behind) and the replication slots

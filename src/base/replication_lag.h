@@ -1,7 +1,7 @@
 /*
  * replication_lag.h
  *		How far the replicas are behind (replication_lag.c), for
- *		ttl.max_replication_lag (issue 30): the launcher and the workers
+ *		ttl.max_replication_lag (1.7): the launcher and the workers
  *		(scheduler/replication_wait.c) and CALL ttl.run_purge().
  */
 #ifndef TTL_REPLICATION_LAG_H

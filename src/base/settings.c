@@ -305,7 +305,7 @@ ttl_define_settings(void)
 							 NULL, NULL, NULL);
 
 	/*
-	 * Replicas first (issue 30): while a streaming standby or an active
+	 * Replicas first (1.7): while a streaming standby or an active
 	 * replication slot is further behind than this, the background purge
 	 * waits (replication_lag.c).  Units as max_wal_size.  SIGHUP: the
 	 * launcher decides, with its own value; a table owner cannot lift it.

@@ -1,6 +1,6 @@
 /*
  * visit.h
- *		The bounds of a purge worker's visit (issue 25, item 2): the time
+ *		The bounds of a purge worker's visit (1.7: one container never holds a worker): the time
  *		bound of each statement ttl runs on a user table (visit.c), the
  *		in-flight record a worker keeps in its slot before each such
  *		statement and the waits that do not count against the visit

@@ -10,10 +10,10 @@
  *		through SPI.
  *
  * The policy travels with the table's DDL.  On a hash-distributed container
- * the stamp trigger carries the policy as two more arguments,
- * ttl.stamp(doc_column, default_ttl, 'active' | 'paused'), then the
- * deadline property and the archive's qualified name when there are (issue
- * 31: the archive is a distributed table colocated with the container, and
+ * the stamp trigger carries the policy in its arguments (the default, the
+ * state, the deadline property and the archive's qualified name when there
+ * are: registry/trigger_args.h has the format; the archive (1.8) is a
+ * distributed table colocated with the container, and
  * each node resolves it to the colocated shard of each of its shards,
  * citus_meta.c; ttl_citus_check_archive keeps the rule); the registry
  * functions on the coordinator keep it in step with CREATE OR REPLACE
@@ -78,9 +78,7 @@
 #include "citus/citus.h"
 #include "citus/citus_meta.h"
 #include "registry/legal_hold.h"
-
-#define STAMP_TRIGGER "zzz_ttl_stamp"
-
+#include "registry/trigger_args.h"
 
 /*
  * Run one statement of ttl's own DDL on a Citus table: citus.enable_unsafe_triggers
@@ -129,37 +127,28 @@ archive_arg(Oid relid, Oid archive)
  * Put the registry's policy of a hash-distributed container into its stamp
  * trigger, which Citus replaces on every shard and every node's shell in
  * the same distributed transaction.  Nothing for any other table.  The
- * arguments: (doc column, default, 'active' | 'paused'[, deadline property
- * ('' for none)[, archive]]); the archive (issue 31) by its qualified name,
- * which each node resolves to the archive's colocated shard
- * (citus_meta.c).
+ * arguments (registry/trigger_args.h): the document column, the policy,
+ * the deadline property when set, and the archive (1.8) by its
+ * qualified name, which each node resolves to the archive's colocated
+ * shard (citus_meta.c).
  */
 void
 ttl_citus_sync_policy(Oid relid)
 {
 	TtlContainer c;
-	char	   *def;
-	StringInfoData more;
+	TtlTriggerArgs args;
 
 	if (ttl_citus_kind(relid) != TTL_CITUS_HASH || !ttl_read_container(relid, &c))
 		return;
-	def = c.default_is_null ? "" : psprintf("%d", c.default_ttl);
-	initStringInfo(&more);
-	/* rule 9: the deadline property, when set (or an archive follows), in a fourth argument */
-	if (TTL_HAS_DEADLINE(&c) || OidIsValid(c.archive))
-		appendStringInfo(&more, ", %s", quote_literal_cstr(c.deadline_property));
-	/* issue 31: the archive, in a fifth */
+	ttl_trigger_args_init(&args, NameStr(c.doc_column));
+	args.has_policy = true;
+	args.default_is_null = c.default_is_null;
+	args.default_ttl = c.default_ttl;
+	args.paused = c.paused;
+	strlcpy(args.deadline_property, c.deadline_property, sizeof(args.deadline_property));
 	if (OidIsValid(c.archive))
-		appendStringInfo(&more, ", %s", quote_literal_cstr(archive_arg(relid, c.archive)));
-	citus_ddl(psprintf("CREATE OR REPLACE TRIGGER " STAMP_TRIGGER
-					   " BEFORE INSERT OR UPDATE ON %s FOR EACH ROW"
-					   " EXECUTE FUNCTION ttl.stamp(%s, %s, %s%s)",
-					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												  get_rel_name(relid)),
-					   quote_literal_cstr(NameStr(c.doc_column)),
-					   quote_literal_cstr(def),
-					   quote_literal_cstr(c.paused ? "paused" : "active"),
-					   more.data));
+		args.archive = archive_arg(relid, c.archive);
+	citus_ddl(ttl_stamp_trigger_sql(relid, &args, true));
 }
 
 /* What Citus makes of a table, for messages. */
@@ -180,7 +169,7 @@ kind_phrase(char kind)
 }
 
 /*
- * 0A000 when archive does not fit container's distribution (issue 31):
+ * 0A000 when archive does not fit container's distribution (1.8):
  * the archive of a hash-distributed container is a hash-distributed table
  * colocated with it, so that each shard archives into the shard of the
  * archive that covers the same hash range, on the same node, in the
@@ -321,7 +310,7 @@ ttl_citus_check_kind(Oid relid)
 		ttl_citus_refuse_replace_off(relid, c.replace_expired);
 		/* legal hold: not on a distributed container (legal_hold.c) */
 		ttl_legal_hold_refuse_distributed(relid);
-		/* archive: a distributed table colocated with it (issue 31) */
+		/* archive: a distributed table colocated with it, shard by shard */
 		check_archive_after_maker(relid, c.archive);
 	}
 }

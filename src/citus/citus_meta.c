@@ -6,7 +6,7 @@
  *		(pg_dist_partition, read by name: kind and colocation group), the
  *		policy a distributed container's stamp trigger carries (citus.c
  *		writes it) with its archive resolved on this node (a shard's is the
- *		archive's colocated shard, issue 31), this node's active placements
+ *		archive's colocated shard, 1.8), this node's active placements
  *		(pg_dist_shard, pg_dist_placement, pg_dist_local_group).  Reached from outside src/citus/ only through
  *		the policy door (registry/policy.c), to which ttl.c installs
  *		ttl_citus_ops.  Without Citus every function here answers "not a
@@ -40,6 +40,7 @@
 #include "base/run_as.h"
 #include "citus/citus.h"
 #include "citus/citus_meta.h"
+#include "registry/trigger_args.h"
 
 /*
  * Is Citus's library loaded in this backend (a real setting, no placeholder)?
@@ -177,11 +178,11 @@ is_stamp_function(Oid funcid)
 /*
  * The policy a table's stamp trigger carries (a distributed container's
  * table, its shell on a node, or one of its shards): false when it has no
- * such trigger.  (doc column, default, 'active' | 'paused'[, deadline
- * property[, archive]]): the fifth, the archive's qualified name (issue
- * 31), is returned in *archive_name (palloc'd; NULL for none) and
- * out->archive is left InvalidOid: which relation it is on this node is
- * ttl_piece_archive's to say.
+ * such trigger, or one whose arguments carry no policy or do not decode
+ * (registry/trigger_args.c; the stamp trigger itself refuses those).  The
+ * archive's qualified name (1.8) is returned in *archive_name
+ * (palloc'd; NULL for none) and out->archive is left InvalidOid: which
+ * relation it is on this node is ttl_piece_archive's to say.
  */
 static bool
 parse_trigger_policy(Oid relid, TtlContainer *out, char **archive_name)
@@ -197,22 +198,22 @@ parse_trigger_policy(Oid relid, TtlContainer *out, char **archive_name)
 	for (i = 0; rel->trigdesc != NULL && i < rel->trigdesc->numtriggers; i++)
 	{
 		Trigger    *t = &rel->trigdesc->triggers[i];
+		TtlTriggerArgs args;
 
-		if (t->tgnargs < 3 || t->tgnargs > 5 || !is_stamp_function(t->tgfoid))
+		/* a policy takes 3 arguments (format 1) or 4 (format 2) at least */
+		if (t->tgnargs < 3 || !is_stamp_function(t->tgfoid) ||
+			ttl_trigger_args_parse(t->tgnargs, t->tgargs, &args) != NULL ||
+			!args.has_policy)
 			continue;
 		memset(out, 0, sizeof(*out));
 		out->relid = relid;
 		out->archive = InvalidOid;
-		namestrcpy(&out->doc_column, t->tgargs[0]);
-		out->default_is_null = t->tgargs[1][0] == '\0';
-		out->default_ttl = out->default_is_null ? 0 : pg_strtoint32(t->tgargs[1]);
-		out->paused = strcmp(t->tgargs[2], "paused") == 0;
-		/* 1.5: the deadline property (rule 9), when there is one ('': none) */
-		if (t->tgnargs >= 4)
-			strlcpy(out->deadline_property, t->tgargs[3], sizeof(out->deadline_property));
-		/* 1.8: the archive (issue 31), by name: the same on every node */
-		if (t->tgnargs == 5 && t->tgargs[4][0] != '\0')
-			*archive_name = pstrdup(t->tgargs[4]);
+		out->doc_column = args.doc_column;
+		out->default_is_null = args.default_is_null;
+		out->default_ttl = args.default_ttl;
+		out->paused = args.paused;
+		strlcpy(out->deadline_property, args.deadline_property, sizeof(out->deadline_property));
+		*archive_name = args.archive;
 		found = true;
 		break;
 	}

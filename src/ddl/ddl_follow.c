@@ -9,7 +9,8 @@
  *
  * Rights and locking: as in ddl_events.c.  ALTER TABLE holds the table's
  * lock at ddl_command_end; the statements run here (ddl_view.c) lock the
- * view as DDL does; tgargs is rewritten directly in pg_trigger.
+ * view as DDL does; tgargs is rewritten directly in pg_trigger (through
+ * the codec, registry/trigger_args.c).
  */
 #include "postgres.h"
 
@@ -51,8 +52,7 @@
 #include "ddl/ddl.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
-
-#define STAMP_TRIGGER "zzz_ttl_stamp"
+#include "registry/trigger_args.h"
 
 /* ---------------------------------------------------------------------------
  * ddl_command_end: bring the container's objects in line with the table.
@@ -104,7 +104,7 @@ follow_document_rename(Oid relid, const char *newname)
 	foreach(lc, rels)
 	{
 		Oid			rel = lfirst_oid(lc);
-		Oid			trigoid = get_trigger_oid(rel, STAMP_TRIGGER, true);
+		Oid			trigoid = get_trigger_oid(rel, TTL_STAMP_TRIGGER, true);
 		ScanKeyData key;
 		SysScanDesc scan;
 		HeapTuple	tup;
@@ -118,42 +118,41 @@ follow_document_rename(Oid relid, const char *newname)
 		if (HeapTupleIsValid(tup) &&
 			((Form_pg_trigger) GETSTRUCT(tup))->tgfoid == stamp_func)
 		{
+			Form_pg_trigger form = (Form_pg_trigger) GETSTRUCT(tup);
 			Datum		values2[Natts_pg_trigger] = {0};
 			bool		nulls[Natts_pg_trigger] = {0};
 			bool		replace[Natts_pg_trigger] = {0};
-			Size		len = strlen(newname) + 1;	/* with its terminator */
-			bytea	   *args;
 			HeapTuple	newtup;
 			bool		isnull;
 			Datum		old = heap_getattr(tup, Anum_pg_trigger_tgargs,
 										   RelationGetDescr(trigrel), &isnull);
-			const char *rest = NULL;
-			Size		restlen = 0;
+			TtlTriggerArgs args;
+			char	   *why;
+			int16		nargs;
 
 			/*
-			 * The arguments after the first (the policy on Citus, the
-			 * deadline property of rule 9) stay as they are.
+			 * Decoded and written again by the codec: the other arguments
+			 * (the deadline property of rule 9) stay as they are, in the
+			 * format of the installed SQL version.
 			 */
-			if (!isnull)
-			{
-				bytea	   *oldargs = DatumGetByteaPP(old);
-				const char *p = VARDATA_ANY(oldargs);
-				Size		n = VARSIZE_ANY_EXHDR(oldargs);
-				const char *end = memchr(p, '\0', n);
-
-				if (end != NULL && (Size) (end + 1 - p) < n)
-				{
-					rest = end + 1;
-					restlen = n - (end + 1 - p);
-				}
-			}
-			args = palloc(VARHDRSZ + len + restlen);
-			SET_VARSIZE(args, VARHDRSZ + len + restlen);
-			memcpy(VARDATA(args), newname, len);
-			if (restlen > 0)
-				memcpy(VARDATA(args) + len, rest, restlen);
+			why = ttl_trigger_args_parse(form->tgnargs,
+										 isnull ? NULL :
+										 ttl_trigger_args_split(DatumGetByteaPP(old), form->tgnargs),
+										 &args);
+			if (why != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+						 errmsg("trigger \"%s\" of table %s has invalid arguments for ttl.stamp()",
+								TTL_STAMP_TRIGGER,
+								ttl_relation_display_name(rel)),
+						 errdetail_internal("%s", why),
+						 errhint("Run ttl.disable() and ttl.enable() again.")));
+			namestrcpy(&args.doc_column, newname);
 			replace[Anum_pg_trigger_tgargs - 1] = true;
-			values2[Anum_pg_trigger_tgargs - 1] = PointerGetDatum(args);
+			values2[Anum_pg_trigger_tgargs - 1] =
+				PointerGetDatum(ttl_trigger_args_bytea(&args, &nargs));
+			replace[Anum_pg_trigger_tgnargs - 1] = true;
+			values2[Anum_pg_trigger_tgnargs - 1] = Int16GetDatum(nargs);
 			newtup = heap_modify_tuple(tup, RelationGetDescr(trigrel), values2,
 									   nulls, replace);
 			CatalogTupleUpdate(trigrel, &newtup->t_self, newtup);

@@ -64,6 +64,7 @@
 #include "base/compat.h"
 #include "base/run_as.h"
 #include "base/settings.h"
+#include "base/sql_version.h"
 #include "base/subxact.h"
 #include "base/visit.h"
 #include "guard/guard.h"
@@ -111,15 +112,7 @@ ttl_guard_define_settings(void)
 static bool
 registry_has_guard(void)
 {
-	Oid			nsp = get_namespace_oid("ttl", true);
-	Oid			registry;
-
-	if (!OidIsValid(nsp))
-		return false;
-	registry = get_relname_relid("registry", nsp);
-	return OidIsValid(registry) &&
-		get_attnum(registry, "hold_fraction") != InvalidAttrNumber &&
-		get_attnum(registry, "home_system_identifier") != InvalidAttrNumber;
+	return ttl_sql_at_least(1, 5);
 }
 
 static int64

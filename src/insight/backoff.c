@@ -12,7 +12,7 @@
  *		holds any number of containers and survives a restart.  A backlog
  *		walk of the container that completes within its bound (the last
  *		statement of a visit that reached it) sets overruns back to 0.
- *		1.8 (issue 31): any failing batch of the worker or of run_purge
+ *		1.8 (archives, whose failures repeat): any failing batch of the worker or of run_purge
  *		backs its container off the same way (an archive's trigger or
  *		constraint fails every retry until repaired), and a batch that
  *		commits sets overruns back to 0; each of the two ends only a
@@ -41,6 +41,7 @@
 
 #include "base/run_as.h"
 #include "base/settings.h"
+#include "base/sql_version.h"
 #include "base/visit.h"
 #include "insight/stats.h"
 #include "registry/policy.h"
@@ -52,15 +53,7 @@
 bool
 ttl_backoff_available(void)
 {
-	Oid			nsp = get_namespace_oid("ttl", true);
-	Oid			stats;
-
-	if (!OidIsValid(nsp))
-		return false;
-	stats = get_relname_relid("purge_stats", nsp);
-	return OidIsValid(stats) &&
-		get_attnum(stats, "overruns") != InvalidAttrNumber &&
-		get_attnum(stats, "retry_after") != InvalidAttrNumber;
+	return ttl_sql_at_least(1, 7);
 }
 
 /*

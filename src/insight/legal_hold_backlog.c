@@ -1,6 +1,6 @@
 /*
  * legal_hold_backlog.c
- *		Legal holds (issue 32) in the backlog walks of stats.c, which
+ *		Legal holds (1.8) in the backlog walks of stats.c, which
  *		ttl.stats, ttl.backlog and the worker (due_rows, oldest_due, so the
  *		scheduler's urgency) read.  A backlog leaves held rows out: they
  *		are not due, and a database whose only due rows are held must not

@@ -47,6 +47,7 @@
 
 #include "base/run_as.h"
 #include "base/settings.h"
+#include "base/sql_version.h"
 #include "base/subxact.h"
 #include "document/deadline.h"
 #include "document/due_range.h"
@@ -473,7 +474,7 @@ fold_pending(Oid relid)
 	Datum		values[1] = {ObjectIdGetDatum(relid)};
 	static SPIPlanPtr plan = NULL;
 
-	if (!ttl_rule10_installed())
+	if (!ttl_sql_at_least(1, 7))	/* ttl.purge_stats_pending */
 		return;
 	ttl_registry_execute(
 		"WITH p AS (DELETE FROM ttl.purge_stats_pending q"

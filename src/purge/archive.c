@@ -1,6 +1,6 @@
 /*
  * archive.c
- *		Archive before purge (issue 31): the fit of an archive to its
+ *		Archive before purge (1.8): the fit of an archive to its
  *		container (ttl.set_archive checks it, and every purge statement of
  *		an archived container checks it again before it runs), the INSERT
  *		that moves the deleted rows into the archive in the statement of

@@ -1,6 +1,6 @@
 /*
  * archive.h
- *		Archive before purge (issue 31, archive.c): whether a table can take
+ *		Archive before purge (1.8, archive.c): whether a table can take
  *		a container's purged rows, the INSERT that moves them there in
  *		the statement of their delete (statement deleters), and the copies
  *		the direct deleter inserts in the transaction of its deletes

@@ -1,6 +1,6 @@
 /*
  * archive_rows.c
- *		Archive before purge (issue 31) on the direct deleter: the copies of
+ *		Archive before purge (1.8) on the direct deleter: the copies of
  *		the rows a direct batch deletes (purge_rows.c, ttl_direct_delete_row),
  *		each as the container's row type (a partition whose columns are in
  *		another order, or that has dropped columns, converted by name), and

@@ -43,7 +43,7 @@
  * are triggers too), no rules, no row security that applies to the owner,
  * DELETE and SELECT granted, and valid purge indexes on every leaf.
  * Otherwise it returns the reason and the caller runs the statement, which
- * does everything a DELETE does.  A container with an archive (issue 31)
+ * does everything a DELETE does.  A container with an archive (1.8)
  * takes this path too: the rows it deletes are copied and inserted into
  * the archive before the batch ends (archive_rows.c).
  *
@@ -322,7 +322,7 @@ ttl_purge_direct(TtlBatchPlan *plan, TtlDirectBatch *out)
 	}
 	plan->deleter = TTL_DELETER_DIRECT;
 	begin_run(&run, plan->policy->default_ttl, plan->deadline, plan->now_seconds, out);
-	/* archive (issue 31): the deleted rows' copies, inserted with the batch */
+	/* the archive (1.8): the deleted rows' copies, inserted with the batch */
 	if (OidIsValid(plan->policy->archive))
 		run.archive = ttl_archive_rows_begin(plan->relid, plan->policy->archive);
 	if (plan->source == TTL_SOURCE_BITMAP)

@@ -1,6 +1,6 @@
 /*
  * purge_hold.c
- *		Legal holds in the purge (issue 32): what one batch knows of its
+ *		Legal holds in the purge (1.8): what one batch knows of its
  *		container's holds (read once, under the batch's lock), the row
  *		check both direct walks make (purge_rows.c), the statement path's
  *		filter and lower bound (purge_statement.c), the floor past held

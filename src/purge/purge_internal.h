@@ -117,7 +117,7 @@ typedef struct DirectRun
 	const char *deadline;		/* rule 9: the deadline property, or NULL */
 	int64		now_seconds;
 	TtlDirectBatch *out;
-	struct TtlArchiveRows *archive; /* issue 31: the deleted rows' copies
+	struct TtlArchiveRows *archive; /* the archive (1.8): the deleted rows' copies
 									 * (archive_rows.c), or NULL */
 } DirectRun;
 
@@ -196,7 +196,7 @@ extern void ttl_set_purge_plan_options(void);
 extern void ttl_statement_batch(const TtlBatchPlan *plan, const char *relname,
 								TtlDirectBatch *out);
 
-/* purge_hold.c: legal holds (issue 32) in a batch and in rule 10 */
+/* purge_hold.c: legal holds (1.8) in a batch and in rule 10 */
 extern void ttl_purge_hold_begin(Oid relid, int kind, int64 lower_key);
 extern bool ttl_purge_hold_active(void);
 extern int64 ttl_purge_hold_floor(int kind);

@@ -291,7 +291,7 @@ record_failure(void *arg)
  * record it is only logged).  With backoff (the worker and run_purge), a
  * failing batch also backs its container off, whatever failed: one that
  * ran out of ttl.batch_timeout, or an archive's constraint or trigger, a
- * full disk (issue 31), which would fail again at once.
+ * full disk under the archive, which would fail again at once.
  */
 static void
 round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)

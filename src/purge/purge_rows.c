@@ -122,9 +122,9 @@ ttl_purge_delete_sql(const char *from, const char *where, const char *returning)
 }
 
 /*
- * The archived delete (issue 31): "d AS (DELETE ... RETURNING t.*), a AS
- * (INSERT INTO archive (cols) SELECT cols FROM d RETURNING 1)", the WITH
- * items that
+ * The archived delete (1.8, an archive set): "d AS (DELETE ... RETURNING
+ * t.*), a AS (INSERT INTO archive (cols) SELECT cols FROM d RETURNING 1)",
+ * the WITH items that
  * replace the delete's own in a statement deleter, so each deleted row
  * goes through the executor into the archive in the statement of its
  * delete (archive.c).  A data-modifying WITH item must be at the top

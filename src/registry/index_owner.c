@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 
 #include "base/run_as.h"
+#include "base/sql_version.h"
 #include "registry/index_owner.h"
 #include "registry/registry.h"
 
@@ -65,7 +66,7 @@ ttl_forget_index_owners(Oid relid)
 	Oid			argtypes[1] = {OIDOID};
 	Datum		values[1];
 
-	if (!ttl_index_owners_installed())
+	if (!ttl_sql_at_least(1, 8))	/* ttl.indexes */
 		return;
 	values[0] = ObjectIdGetDatum(relid);
 	ttl_registry_execute("DELETE FROM ttl.indexes WHERE relid OPERATOR(pg_catalog.=) $1",
@@ -85,7 +86,7 @@ ttl_follow_index_rename(Oid indexid, const char *newname)
 	Oid			relid;
 	char	   *oldname;
 
-	if (!ttl_index_owners_installed())
+	if (!ttl_sql_at_least(1, 8))
 		return;
 	relid = IndexGetRelation(indexid, true);
 	oldname = get_rel_name(indexid);

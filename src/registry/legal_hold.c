@@ -1,6 +1,6 @@
 /*
  * legal_hold.c
- *		Legal holds (issue 32): the table ttl.legal_hold read in C, as
+ *		Legal holds (1.8): the table ttl.legal_hold read in C, as
  *		committed now; whether a document is held (doc @> match, the same
  *		containment as jsonb's @> operator); the refusal of ttl.disable
  *		while holds stand; and ttl.legal_hold_floor, the key per container
@@ -42,6 +42,7 @@
 #include "utils/rel.h"
 
 #include "base/run_as.h"
+#include "base/sql_version.h"
 #include "registry/legal_hold.h"
 #include "registry/registry.h"
 
@@ -173,20 +174,16 @@ contains_pairs(const TtlLegalHolds *holds, Jsonb *doc, const TtlHoldPairs *p)
 	return true;
 }
 
-/* The relation "ttl.<name>", or InvalidOid (before 1.8). */
+/* The relation "ttl.<name>" of 1.8's legal holds, or InvalidOid before 1.8. */
 static Oid
 ttl_relation(const char *name)
 {
-	Oid			nsp = get_namespace_oid("ttl", true);
+	Oid			nsp;
 
+	if (!ttl_sql_at_least(1, 8))
+		return InvalidOid;
+	nsp = get_namespace_oid("ttl", true);
 	return OidIsValid(nsp) ? get_relname_relid(name, nsp) : InvalidOid;
-}
-
-/* Whether the database's extension SQL has legal holds (1.8). */
-bool
-ttl_legal_holds_installed(void)
-{
-	return OidIsValid(ttl_relation("legal_hold_pkey"));
 }
 
 /*

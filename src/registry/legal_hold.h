@@ -1,6 +1,6 @@
 /*
  * legal_hold.h
- *		Legal holds (issue 32, SPEC "After 1.6"): the holds of a container
+ *		Legal holds (1.8, SPEC "After 1.6"): the holds of a container
  *		as committed now, whether a document is held, the floor past the
  *		held rows that purge keeps per container and key range, and the
  *		refusals of ttl.disable (legal_hold.c).  Not the restore guard's
@@ -30,7 +30,6 @@ typedef struct TtlLegalHolds
 /* The key ranges a floor is kept for (PurgeKind of purge_internal.h). */
 #define TTL_HOLD_FLOOR_KINDS 3
 
-extern bool ttl_legal_holds_installed(void);
 extern TtlLegalHolds *ttl_legal_holds_read(Oid relid);
 extern const char *ttl_legal_hold_covering(const TtlLegalHolds *holds, Jsonb *doc);
 extern Datum ttl_legal_holds_array(const TtlLegalHolds *holds);

@@ -86,58 +86,6 @@ ttl_registry_invalidate(Datum arg, Oid relid)
 		hash_search(container_cache, &relid, HASH_REMOVE, NULL);
 }
 
-/*
- * Whether the database's extension SQL is 1.7 or later: rule 10 (replace.c)
- * and its counting (stats.c) take effect with ALTER EXTENSION ttl UPDATE,
- * and the library serves a database at an older version unchanged.  The
- * mark is the table 1.7 creates, ttl.purge_stats_pending; the answer is
- * cached until pg_class changes (an update, a drop of the extension).
- */
-
-static int	installed = -1;		/* -1 unknown, else 0 / 1 */
-static int	owners_installed = -1;	/* the same for 1.8's ttl.indexes */
-
-/* A syscache callback on RELNAMENSP (ttl.c registers it). */
-void
-ttl_registry_forget_version(Datum arg, int cacheid, uint32 hashvalue)
-{
-	installed = -1;
-	owners_installed = -1;
-}
-
-/* Whether the database's extension SQL is 1.7 or later (its table exists). */
-bool
-ttl_rule10_installed(void)
-{
-	Oid			nsp;
-
-	if (installed < 0)
-	{
-		nsp = get_namespace_oid("ttl", true);
-		installed = OidIsValid(nsp) &&
-			OidIsValid(get_relname_relid("purge_stats_pending", nsp));
-	}
-	return installed == 1;
-}
-
-/*
- * Whether the database's extension SQL is 1.8 or later: the record of the
- * indexes ttl made, ttl.indexes (index_owner.c), exists.
- */
-bool
-ttl_index_owners_installed(void)
-{
-	Oid			nsp;
-
-	if (owners_installed < 0)
-	{
-		nsp = get_namespace_oid("ttl", true);
-		owners_installed = OidIsValid(nsp) &&
-			OidIsValid(get_relname_relid("indexes", nsp));
-	}
-	return owners_installed == 1;
-}
-
 static bool
 find_registry(void)
 {

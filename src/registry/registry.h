@@ -34,14 +34,13 @@ typedef struct TtlContainer
 	int64		home_system;
 	Oid			home_database;
 	float4		hold_fraction;
-	/* 1.8, issue 31: purged rows go to this table first, or InvalidOid */
+	/* 1.8, the archive: purged rows go to this table first, or InvalidOid */
 	Oid			archive;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 
 extern void ttl_registry_invalidate(Datum arg, Oid relid);
-extern void ttl_registry_forget_version(Datum arg, int cacheid, uint32 hashvalue);
 extern const TtlContainer *ttl_container_ref(Oid relid);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern bool ttl_read_container(Oid relid, TtlContainer *out);
@@ -54,7 +53,5 @@ extern void ttl_lock_container(Oid relid);
 extern bool ttl_policy_change_ended(void);
 extern bool ttl_try_lock_container(Oid relid);
 extern void ttl_lock_container_for_replace(Oid relid);
-extern bool ttl_rule10_installed(void);
-extern bool ttl_index_owners_installed(void);
 
 #endif							/* TTL_REGISTRY_H */

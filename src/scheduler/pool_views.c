@@ -31,7 +31,7 @@
 #include "scheduler/scheduler.h"
 
 /*
- * The three columns of the replication wait (issue 30): since when, which
+ * The three columns of the replication wait (1.7): since when, which
  * standby or slot, how many bytes behind; NULLs when not waiting.
  */
 static void

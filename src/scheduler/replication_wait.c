@@ -1,7 +1,7 @@
 /*
  * replication_wait.c
  *		The background purge waits for lagging replicas
- *		(ttl.max_replication_lag, issue 30).  An episode starts when the
+ *		(ttl.max_replication_lag, 1.7).  An episode starts when the
  *		launcher (before starting a visit) or a worker (between batches)
  *		finds a replica that counts further behind than the setting
  *		(base/replication_lag.c), and ends when one of them finds none.

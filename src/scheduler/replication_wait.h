@@ -1,7 +1,7 @@
 /*
  * replication_wait.h
  *		The background purge waiting for lagging replicas
- *		(replication_wait.c, issue 30): the episode in shared memory, for
+ *		(replication_wait.c, 1.7): the episode in shared memory, for
  *		the launcher, the workers and the pool views.
  */
 #ifndef TTL_REPLICATION_WAIT_H

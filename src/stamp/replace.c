@@ -56,8 +56,7 @@
  * two slots.  Nothing is probed for a container whose default is NULL (nothing
  * is expired there) or whose setting is off, nor in a database whose
  * extension SQL is older than 1.7 (the library serves it unchanged: rule
- * 10 takes effect with ALTER EXTENSION ttl UPDATE; the mark of 1.7 is the
- * table ttl.purge_stats_pending, registry.c's ttl_rule10_installed).
+ * 10 takes effect with ALTER EXTENSION ttl UPDATE: base/sql_version.c).
  *
  * Locking: the probe reads the indexes the statement has opened
  * (RowExclusiveLock) without locking them again.  Before a replacement
@@ -84,7 +83,9 @@
 
 #include "base/compat.h"
 #include "base/settings.h"
+#include "base/sql_version.h"
 #include "registry/policy.h"
+#include "registry/trigger_args.h"
 #include "stamp/replace_look.h"
 #include "stamp/replace_probe.h"
 #include "stamp/replace_running.h"
@@ -134,6 +135,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	TtlReplaceState *state = MemoryContextAllocZero(mcxt, sizeof(TtlReplaceState));
 	LeafInfo   *leaf;
 	MemoryContext old;
+	TtlTriggerArgs args;
 
 	state->doc_attnum = doc_attnum;
 	/*
@@ -149,22 +151,21 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	state->epoch_seen = ttl_floor_epoch();
 	/* a leaf with a floor lowers it with every row, whatever else holds */
 	state->floor = ttl_floor_find(RelationGetRelid(rel), false);
-	if (!ttl_rule10_installed())
+	if (!ttl_sql_at_least(1, 7))
 		return state;
 	leaf = ttl_leaf_info(rel, doc_attnum);
-	if (trigger->tgnargs >= 3)
+	ttl_trigger_args_read(rel, trigger, &args);
+	if (args.has_policy)
 	{
 		/* a distributed container's piece: the policy is the trigger's */
 		state->from_trigger = true;
 		state->policy.relid = RelationGetRelid(rel);
-		namestrcpy(&state->policy.doc_column, trigger->tgargs[0]);
-		state->policy.default_is_null = trigger->tgargs[1][0] == '\0';
-		state->policy.default_ttl = state->policy.default_is_null ? 0 :
-			pg_strtoint32(trigger->tgargs[1]);
+		state->policy.doc_column = args.doc_column;
+		state->policy.default_is_null = args.default_is_null;
+		state->policy.default_ttl = args.default_ttl;
 		state->policy.replace_expired = true;	/* no setting there */
-		if (trigger->tgnargs >= 4)	/* '' for none */
-			strlcpy(state->policy.deadline_property, trigger->tgargs[3],
-					sizeof(state->policy.deadline_property));
+		strlcpy(state->policy.deadline_property, args.deadline_property,
+				sizeof(state->policy.deadline_property));
 	}
 	/* the container of the leaf: the first of its ancestors the registry knows */
 	else if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))

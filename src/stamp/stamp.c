@@ -6,13 +6,13 @@
  *		ttl.now() in Unix seconds.
  *
  * Locking: none beyond the row being written (rule 10's are replace.c's).
- * Stamping reads nothing but its first argument (the document column's
- * name) and the row (on a Citus table it carries the policy in two more
- * arguments, registry/policy.c): it never looks at the registry.
- * A container with a deadline property (rule 9, deadline.c) names it in one
- * more argument, (doc column, property) or on Citus (doc column, default,
- * paused, property), and the trigger validates that root property on the
- * same pass (ttl.set_deadline_property replaces the trigger).
+ * Stamping reads nothing but its arguments (the document column's name,
+ * the deadline property; on a Citus table also the policy, registry/policy.c:
+ * the format is registry/trigger_args.h's, decoded once per statement) and
+ * the row: it never looks at the registry.  A container with a deadline
+ * property (rule 9, deadline.c) names it in its arguments, and the trigger
+ * validates that root property on the same pass
+ * (ttl.set_deadline_property replaces the trigger).
  * A renamed document column rewrites the argument (ddl_events.c).
  * Rule 10 (replace.c) then looks for an expired item that holds one of the
  * stamped row's unique keys; that part reads the registry, once per
@@ -42,6 +42,7 @@
 #include "base/settings.h"
 #include "document/deadline.h"
 #include "document/document.h"
+#include "registry/trigger_args.h"
 #include "stamp/replace.h"
 #include "stamp/stamp_row.h"
 
@@ -352,30 +353,40 @@ current_ts_value(void)
 }
 
 /*
- * The document column's number, checked once per statement and trigger:
- * the trigger's FmgrInfo lives as long as the statement's result relation
- * (one per trigger and table), whose row type cannot change meanwhile.
+ * The trigger's arguments decoded (registry/trigger_args.c) and the
+ * document column's number, checked once per statement and trigger: the
+ * trigger's FmgrInfo lives as long as the statement's result relation (one
+ * per trigger and table), whose row type and triggers cannot change
+ * meanwhile.
  */
 typedef struct StampColumn
 {
 	Oid			tgoid;
 	Oid			relid;
 	int			attnum;
+	TtlTriggerArgs args;
 	TtlReplaceState *replace;	/* rule 10's state for the statement (replace.c) */
 } StampColumn;
 
 static StampColumn *
-stamp_column(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column)
+stamp_column(FmgrInfo *flinfo, TriggerData *trigdata)
 {
 	Relation	rel = trigdata->tg_relation;
 	TupleDesc	tupdesc = RelationGetDescr(rel);
 	StampColumn *known = (StampColumn *) flinfo->fn_extra;
+	TtlTriggerArgs args;
+	const char *doc_column;
 	int			attnum;
+	MemoryContext old;
 
 	if (known != NULL && known->tgoid == trigdata->tg_trigger->tgoid &&
 		known->relid == RelationGetRelid(rel))
 		return known;
 
+	old = MemoryContextSwitchTo(flinfo->fn_mcxt);
+	ttl_trigger_args_read(rel, trigdata->tg_trigger, &args);
+	MemoryContextSwitchTo(old);
+	doc_column = NameStr(args.doc_column);
 	attnum = SPI_fnumber(tupdesc, doc_column);
 	if (attnum <= 0)
 		ereport(ERROR,
@@ -393,6 +404,7 @@ stamp_column(FmgrInfo *flinfo, TriggerData *trigdata, const char *doc_column)
 	known->tgoid = trigdata->tg_trigger->tgoid;
 	known->relid = RelationGetRelid(rel);
 	known->attnum = attnum;
+	known->args = args;
 	known->replace = NULL;
 	flinfo->fn_extra = known;
 	return known;
@@ -412,7 +424,6 @@ ttl_stamp(PG_FUNCTION_ARGS)
 	bool		isnull;
 	Jsonb	   *jb;
 	Jsonb	   *stamped;
-	int			nargs;
 	const char *deadline;
 	StampColumn *column;
 	HeapTuple	result;
@@ -434,24 +445,12 @@ ttl_stamp(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("ttl.stamp() must be fired for INSERT or UPDATE")));
-	/*
-	 * (doc column), (doc column, deadline property); a container on Citus:
-	 * (doc column, default_ttl, paused[, deadline property ('' for none)[,
-	 * archive]]), see policy.c
-	 */
-	nargs = trigdata->tg_trigger->tgnargs;
-	if (nargs < 1 || nargs > 5)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("ttl.stamp() takes one argument, the document column")));
-	deadline = nargs == 2 ? trigdata->tg_trigger->tgargs[1] :
-		nargs >= 4 && trigdata->tg_trigger->tgargs[3][0] != '\0' ?
-		trigdata->tg_trigger->tgargs[3] : NULL;
-
 	rel = trigdata->tg_relation;
 	tupdesc = RelationGetDescr(rel);
-	doc_column = trigdata->tg_trigger->tgargs[0];
-	column = stamp_column(fcinfo->flinfo, trigdata, doc_column);
+	column = stamp_column(fcinfo->flinfo, trigdata);
+	doc_column = NameStr(column->args.doc_column);
+	deadline = column->args.deadline_property[0] != '\0' ?
+		column->args.deadline_property : NULL;
 	attnum = column->attnum;
 	doc = heap_getattr(tuple, attnum, tupdesc, &isnull);
 	if (isnull)

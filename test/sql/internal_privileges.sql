@@ -22,10 +22,13 @@ INSERT INTO internal_class VALUES
     ('ttl._ddl_end()', false, 'event trigger'),
     ('ttl._databases()', false, 'the view ttl.databases, granted to pg_read_all_stats'),
     ('ttl._worker_pool()', false, 'the view ttl.worker_pool, granted to pg_read_all_stats'),
+    ('ttl._trigger_args(name,text,boolean,integer,boolean,text,integer)', false, 'tests: the trigger arguments'' codec'),
+    ('ttl._trigger_args_decode(text[])', false, 'tests: the trigger arguments'' codec'),
     -- callable: called with the caller's rights by a public function or view
     ('ttl._register(regclass,integer,name)', true, 'ttl.enable; checks ownership first'),
     ('ttl._existing_rows(regclass,name,boolean)', true, 'ttl.enable; checks ownership first, works as the owner'),
     ('ttl._set_objects(regclass,regclass)', true, 'ttl.enable; checks ownership first'),
+    ('ttl._stamp_trigger(regclass,name)', true, 'ttl.enable; checks ownership first, CREATE TRIGGER as the caller'),
     ('ttl._unregister(regclass)', true, 'ttl.disable; checks ownership first'),
     ('ttl._set_append_only(regclass,boolean)', true, 'ttl.set_append_only (1.3 form); checks ownership first'),
     ('ttl._set_append_only(regclass,boolean,text)', true, 'ttl.set_append_only; checks ownership first'),
@@ -94,7 +97,10 @@ SELECT format('SELECT %s(%s)', p.oid::regproc,
                             SELECT CASE t WHEN 'regclass'::regtype THEN '''ip.docs'''
                                           WHEN 'jsonb'::regtype THEN '''{}'''
                                           WHEN 'name'::regtype THEN '''doc'''
-                                          WHEN 'boolean'::regtype THEN 'false' END
+                                          WHEN 'boolean'::regtype THEN 'false'
+                                          WHEN 'text'::regtype THEN '''x'''
+                                          WHEN 'integer'::regtype THEN '1'
+                                          WHEN 'text[]'::regtype THEN '''{doc}''::text[]' END
                               FROM unnest(p.proargtypes::regtype[]) t), ', ') END) AS q
   INTO TEMP revoked_calls
   FROM internal_catalog c JOIN pg_proc p ON p.oid = c.sig::regprocedure

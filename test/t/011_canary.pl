@@ -492,6 +492,13 @@ my %calls = (
 	'ttl._set_objects(regclass,regclass)' =>
 	  { calls => sub { my $t = fresh('container'); sel('ttl._set_objects', reg($t), reg("${t}_live")) } },
 	'ttl._unregister(regclass)' => { calls => sub { sel('ttl._unregister', reg(fresh('container'))) } },
+	# the stamp trigger's arguments (1.9): ttl.enable's writer, the codec for tests
+	'ttl._stamp_trigger(regclass,name)' =>
+	  { calls => sub { sel('ttl._stamp_trigger', reg(fresh('table')), q{'doc'}) } },
+	'ttl._trigger_args(name,text,boolean,integer,boolean,text,integer)' =>
+	  { calls => sub { sel('ttl._trigger_args', q{'doc'}, q{'until'}, 'true', 60, 'false', q{'public.arch'}, 'NULL') } },
+	'ttl._trigger_args_decode(text[])' =>
+	  { calls => sub { sel('ttl._trigger_args_decode', q{'{format=2,doc=doc,deadline=until}'}) } },
 	'ttl.disable(regclass)' => { calls => sub { sel('ttl.disable', reg(fresh('deadline'))) } },
 	'ttl.set_default_ttl(regclass,integer)' => { calls => sub { on_containers('ttl.set_default_ttl', 100000) } },
 	'ttl.pause(regclass)' => { calls => sub { sel('ttl.pause', reg(fresh('container'))) } },

@@ -68,7 +68,7 @@ is( $node->safe_psql('dst',
 	'until|t', 'the deadline property is restored');
 like( $node->safe_psql('dst',
 		"SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = 'dl'::regclass AND tgname = 'zzz_ttl_stamp'"),
-	qr/ttl\.stamp\('doc', 'until'\)/, 'the trigger carries it');
+	qr/ttl\.stamp\('format=2', 'doc=doc', 'deadline=until'\)/, 'the trigger carries it');
 is( $node->safe_psql('dst', q{
 SELECT count(*) FROM pg_index i WHERE i.indrelid = 'dl'::regclass
    AND ttl._is_deadline_index(i.indexrelid, 'dl')}),

@@ -94,7 +94,8 @@ ALTER TABLE d5 RENAME COLUMN doc TO body;
 is( $coord->safe_psql('postgres', q{
 SELECT bool_and(r.success AND r.result = 'body'), count(*)
   FROM run_command_on_shards('d5',
-       $$SELECT encode(substr(tgargs, 1, position('\x00'::bytea IN tgargs) - 1), 'escape')
+       $$SELECT (ttl._trigger_args_decode((pg_catalog.string_to_array(
+                    pg_catalog.encode(tgargs, 'escape'), '\000'))[1:tgnargs])).doc_column
            FROM pg_trigger WHERE tgrelid = '%s'::regclass AND tgname LIKE 'zzz_ttl_stamp%%'$$) r}),
 	't|4', 'the stamp trigger of every shard follows the renamed document column');
 ($rc, $out, $err) = $coord->psql('postgres', q{INSERT INTO d5 VALUES ('after', '{"k": "after"}')});
