@@ -54,6 +54,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "base/owner_error.h"
 #include "base/run_as.h"
 #include "base/settings.h"
 #include "base/subxact.h"
@@ -186,7 +187,8 @@ delete_item_immediate(void *arg)
  * container itself) as a purge delete, waiting for whoever holds it.
  * true: it is gone; false: the delete was refused, or the row changed
  * meanwhile and is no longer expired or no longer there (the caller looks
- * again).  Errors other than a refusing foreign key are thrown.
+ * again).  Errors other than a refusing foreign key are thrown, as the
+ * writer may see them (owner_error.c).
  */
 bool
 ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
@@ -203,14 +205,20 @@ ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
 	step.now_seconds = now_seconds;
 	step.deleted = false;
 	ttl_become_user(ttl_table_owner(container), &ctx);
-	edata = ttl_subxact_run(delete_item_immediate, &step, CurrentMemoryContext, false);
+	/* a cancel too: an owner's trigger can raise 57014 with any text */
+	edata = ttl_subxact_run(delete_item_immediate, &step, CurrentMemoryContext, true);
 	ttl_restore_user(&ctx);
 	if (edata == NULL)
 		return step.deleted;
-	/* 18 reports a RESTRICT action as 23001, earlier majors as 23503 */
+	/*
+	 * 18 reports a RESTRICT action as 23001, earlier majors as 23503.  Any
+	 * other error was raised as the owner for the writer, who sees its text
+	 * only where ttl.stats.last_error would show it (owner_error.c).
+	 */
 	if (edata->sqlerrcode != ERRCODE_FOREIGN_KEY_VIOLATION &&
 		edata->sqlerrcode != ERRCODE_RESTRICT_VIOLATION)
-		ReThrowError(edata);
+		ttl_owner_error_rethrow(edata, container,
+								"rule 10's replacement of an expired item");
 	/* a RESTRICT / NO ACTION child refuses: the write conflicts as before */
 	FreeErrorData(edata);
 	return false;
