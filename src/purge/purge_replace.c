@@ -164,6 +164,15 @@ delete_item(void *arg)
 	}
 	else
 		rc = SPI_execute_with_args(sql, partitioned ? 4 : 3, argtypes, values, NULL, false, 0);
+	/* a DO INSTEAD rule on DELETE replaced the statement: nothing deleted */
+	if (rc == SPI_OK_REWRITTEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container %s has a DO INSTEAD rule on DELETE: rule 10 cannot replace its expired items",
+						ttl_relation_display_name(step->container)),
+				 errdetail("Rule 10 deletes the expired item that holds the key with a DELETE, which the rule replaces."),
+				 errhint("Drop the rule, or turn rule 10 off with ttl.set_replace_expired(%s, false).",
+						 quote_literal_cstr(ttl_relation_display_name(step->container)))));
 	if (rc != SPI_OK_DELETE)
 		elog(ERROR, "ttl replacement delete failed: %s", SPI_result_code_string(rc));
 	step->deleted = SPI_processed > 0;
