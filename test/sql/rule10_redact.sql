@@ -140,6 +140,45 @@ SELECT public.rr_try($$INSERT INTO rr_p VALUES (1, '{}')$$) AS reader_fk_action;
 RESET ROLE;
 SELECT p, note FROM rr_k;
 
+-- 4. a cancel during the owner's work (the writer's statement_timeout,
+-- while the owner's trigger sleeps), caught by the writer's PL/pgSQL
+-- handler: the writer goes on as itself, never as the owner
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+SET ROLE rr_owner;
+CREATE TABLE rr_s (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('rr_s', 60);
+CREATE TABLE rr_owner_only (s text);
+INSERT INTO rr_owner_only VALUES ('TOPSECRET-OWNER-TABLE');
+CREATE FUNCTION public.rr_s_slow() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_catalog.pg_sleep(60);
+    RETURN OLD;
+END $$;
+CREATE TRIGGER rr_s_slow BEFORE DELETE ON rr_s FOR EACH ROW EXECUTE FUNCTION public.rr_s_slow();
+GRANT INSERT ON rr_s TO rr_eve;
+INSERT INTO rr_s VALUES (1, '{}');
+RESET ROLE;
+SET ttl.now_override = '2030-01-01 00:05:00+00';
+SET ROLE rr_eve;
+SET statement_timeout = '200ms';
+DO $$
+BEGIN
+    BEGIN
+        INSERT INTO public.rr_s VALUES (1, '{}');
+    EXCEPTION WHEN query_canceled THEN
+        RAISE NOTICE 'canceled (%), going on as %', SQLSTATE, current_user;
+    END;
+    BEGIN
+        PERFORM * FROM public.rr_owner_only;
+        RAISE NOTICE 'read the owner''s table';
+    EXCEPTION WHEN insufficient_privilege THEN
+        RAISE NOTICE 'the owner''s table is not readable';
+    END;
+END $$;
+RESET statement_timeout;
+SELECT current_user;
+RESET ROLE;
+
 DROP OWNED BY rr_owner, rr_eve, rr_mallory;
 DROP ROLE rr_owner;
 DROP ROLE rr_eve;
