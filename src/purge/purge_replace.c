@@ -22,7 +22,12 @@
  * NULL, a DELETE policy that hides the row, a RESTRICT or NO ACTION
  * foreign key: 23503, or 23001 for RESTRICT on 18) deletes nothing: the item stays and the write
  * conflicts with it (23505) as before.  The delete runs in a
- * subtransaction so a refusing foreign key undoes all of it.
+ * subtransaction so a refusing foreign key undoes all of it.  A DO
+ * INSTEAD rule on DELETE replaces the statement: 0A000, naming the
+ * container.  Any other error of the step (a cancel too) is the owner's,
+ * raised on the writer's behalf: it reaches the writer with its SQLSTATE,
+ * and with its text only where ttl.stats.last_error would
+ * (base/owner_error.c).
  *
  * Counting: the writer does not touch ttl.purge_stats (one row per
  * container: every replacing writer would queue on it until commit, and
