@@ -7,7 +7,7 @@
 \set SHOW_CONTEXT never
 \set VERBOSITY default
 SET ttl.now_override = '2030-01-01 00:00:00+00';
-CREATE FUNCTION try(q text) RETURNS text LANGUAGE plpgsql AS $$
+CREATE FUNCTION em_try(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE q;
     RETURN 'ok';
@@ -24,12 +24,12 @@ CREATE TABLE em_p21 PARTITION OF em_p2 FOR VALUES FROM (100) TO (150);
 SELECT ttl.enable('em_p', 60);
 SELECT ttl.enable('em_p1', 60);
 SELECT ttl.enable('em_p21', 60);
-SELECT try('SELECT ttl.enable(''em_p2'', 60)') AS mid_level;
+SELECT em_try('SELECT ttl.enable(''em_p2'', 60)') AS mid_level;
 -- ... nor can a table above a container become one (at any depth)
 SELECT ttl.disable('em_p');
 SELECT ttl.enable('em_p21', 60);
-SELECT try('SELECT ttl.enable(''em_p'', 60)') AS top_level;
-SELECT try('SELECT ttl.enable(''em_p2'', 60)') AS mid_level;
+SELECT em_try('SELECT ttl.enable(''em_p'', 60)') AS top_level;
+SELECT em_try('SELECT ttl.enable(''em_p2'', 60)') AS mid_level;
 SELECT container FROM ttl.containers WHERE container::text LIKE 'em_p%' ORDER BY 1;
 SELECT ttl.disable('em_p21');
 
@@ -80,7 +80,7 @@ SELECT ttl.enable('em_n', 60);
 SELECT container FROM ttl.containers WHERE container::text LIKE 'em_%' ORDER BY 1;
 
 -- 6. the event-trigger functions called directly: 39P03, not XX000
-SELECT try('SELECT ttl._ddl_start()') AS ddl_start, try('SELECT ttl._ddl_end()') AS ddl_end;
+SELECT em_try('SELECT ttl._ddl_start()') AS ddl_start, em_try('SELECT ttl._ddl_end()') AS ddl_end;
 
 -- 7. a DO INSTEAD rule in the way: ttl.enable's stamping UPDATE ...
 CREATE TABLE em_r (id int PRIMARY KEY, doc jsonb NOT NULL);
@@ -105,4 +105,4 @@ SELECT id FROM em_r_log;
 SET client_min_messages = warning;
 DROP TABLE em_p, em_d, em_b, em_n, em_r, em_r_log CASCADE;
 RESET client_min_messages;
-DROP FUNCTION try(text);
+DROP FUNCTION em_try(text);
