@@ -9,7 +9,7 @@
 #include "utils/elog.h"
 
 extern bool ttl_owner_error_visible(Oid relid);
-extern void ttl_owner_error_rethrow(ErrorData *edata, Oid relid, const char *what)
-			pg_attribute_noreturn();
+/* never returns: it throws edata on, or ttl's message in its place */
+extern void ttl_owner_error_rethrow(ErrorData *edata, Oid relid, const char *what);
 
 #endif							/* TTL_OWNER_ERROR_H */
