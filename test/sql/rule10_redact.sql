@@ -179,6 +179,42 @@ RESET statement_timeout;
 SELECT current_user;
 RESET ROLE;
 
+-- 5. the remedy docs/rules.md gives against a writer probing hidden keys:
+-- row security forced on the owner, and a restrictive DELETE policy that
+-- lets a writer's session replace only what that writer could read (the
+-- policy runs as the owner: it judges the writer by session_user)
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+SET ROLE rr_owner;
+CREATE TABLE rr_f (id text PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('rr_f', 60);
+ALTER TABLE rr_f ENABLE ROW LEVEL SECURITY;
+CREATE POLICY rr_f_mine ON rr_f TO rr_eve, rr_mallory USING (doc ->> 'owner' = current_user);
+GRANT SELECT, INSERT ON rr_f TO rr_eve, rr_mallory;
+INSERT INTO rr_f VALUES ('m1', '{"owner": "rr_mallory"}'), ('m2', '{"owner": "rr_mallory"}'),
+                        ('e1', '{"owner": "rr_eve"}');
+RESET ROLE;
+SET ttl.now_override = '2030-01-01 00:05:00+00';
+-- without it: eve replaces mallory's expired m1, which she cannot read
+SET SESSION AUTHORIZATION rr_eve;
+SELECT public.rr_try($$INSERT INTO rr_f VALUES ('m1', '{"owner": "rr_eve"}')$$) AS without_remedy;
+RESET SESSION AUTHORIZATION;
+SET ROLE rr_owner;
+ALTER TABLE rr_f FORCE ROW LEVEL SECURITY;
+CREATE POLICY rr_f_owner ON rr_f TO rr_owner USING (true) WITH CHECK (true);
+CREATE POLICY rr_f_replace_own ON rr_f AS RESTRICTIVE FOR DELETE TO rr_owner
+    USING (doc ->> 'owner' = session_user OR pg_has_role(session_user, 'rr_owner', 'MEMBER'));
+RESET ROLE;
+-- with it: mallory's m2 conflicts, eve's own e1 is replaced
+SET SESSION AUTHORIZATION rr_eve;
+SELECT public.rr_try($$INSERT INTO rr_f VALUES ('m2', '{"owner": "rr_eve"}')$$) AS others_item;
+SELECT public.rr_try($$INSERT INTO rr_f VALUES ('e1', '{"owner": "rr_eve", "v": 2}')$$) AS own_item;
+RESET SESSION AUTHORIZATION;
+SELECT id, doc - '_ts' AS doc FROM rr_f ORDER BY id;
+-- a superuser's purge still deletes every expired item
+SET ttl.now_override = '2030-01-01 00:15:00+00';
+SELECT ttl.purge('rr_f');
+SELECT count(*) AS left_over FROM rr_f;
+
 DROP OWNED BY rr_owner, rr_eve, rr_mallory;
 DROP ROLE rr_owner;
 DROP ROLE rr_eve;
