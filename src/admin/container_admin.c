@@ -23,6 +23,7 @@
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
@@ -43,6 +44,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "admin/row_key.h"
 #include "base/compat.h"
 #include "base/run_as.h"
 #include "base/sql_version.h"
@@ -84,6 +86,48 @@ container_arg(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("container must not be null")));
 	return PG_GETARG_OID(0);
+}
+
+/*
+ * 42710 when a partition at any depth above or below relid is a container:
+ * a container's stamp trigger is cloned onto every partition of it, so
+ * the rows of a partition are already items of the container above (its
+ * purge, its view), and a table above a container cannot get a trigger
+ * of the same name.
+ */
+static void
+check_not_in_container_tree(Oid relid)
+{
+	TtlContainer other;
+	ListCell   *lc;
+
+	if (get_rel_relispartition(relid))
+		foreach(lc, get_partition_ancestors(relid))
+		{
+			if (ttl_read_container(lfirst_oid(lc), &other))
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_OBJECT),
+						 errmsg("table %s is a partition of ttl container %s",
+								ttl_relation_display_name(relid),
+								ttl_relation_display_name(lfirst_oid(lc))),
+						 errdetail("The rows of a partition are items of the container it belongs to: its stamp trigger, purge and live view cover every partition."),
+						 errhint("Change the policy of %s, or detach the partition before enabling it on its own.",
+								 ttl_relation_display_name(lfirst_oid(lc)))));
+		}
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
+		return;
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+	{
+		if (lfirst_oid(lc) != relid && ttl_read_container(lfirst_oid(lc), &other))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("partition %s of table %s is a ttl container",
+							ttl_relation_display_name(lfirst_oid(lc)),
+							ttl_relation_display_name(relid)),
+					 errdetail("A container's stamp trigger is cloned onto every partition, and its purge and live view cover them: a partition cannot be a container of its own inside it."),
+					 errhint("Run ttl.disable(%s) first, or enable the partitions one by one instead.",
+							 quote_literal_cstr(ttl_relation_display_name(lfirst_oid(lc))))));
+	}
 }
 
 /*
@@ -149,6 +193,7 @@ ttl_register(PG_FUNCTION_ARGS)
 				 errmsg("table \"%s\" is already a ttl container",
 						ttl_relation_display_name(relid)),
 				 errhint("Use ttl.set_default_ttl() to change its default.")));
+	check_not_in_container_tree(relid);
 	if (!PG_ARGISNULL(1))
 		check_default_ttl(relid, PG_GETARG_INT32(1));
 
@@ -452,6 +497,39 @@ refuse_deferred_triggers(Oid relid, const char *table)
 }
 
 /*
+ * The trigger's error for a document already in the table, with the row
+ * named by its key (row_key.c): the rest of the error as the trigger
+ * gives it.
+ */
+static void
+validate_existing_row(Relation rel, const char *doc_column, Datum doc, bool isnull,
+					  const char *key)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		ttl_validate_document(rel, doc_column, doc, isnull);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(edata->sqlerrcode),
+				 errmsg_internal("%s", edata->message),
+				 errdetail("%s%sThe first such row in the table has key %s; nothing was changed.",
+						   edata->detail ? edata->detail : "",
+						   edata->detail ? " " : "", key),
+				 edata->hint ? errhint("%s", edata->hint) : 0));
+	}
+	PG_END_TRY();
+}
+
+/*
  * ttl._existing_rows(container, doc_column, stamp): the work ttl.enable()
  * does on the rows already in the table.  Without stamp: raise the
  * trigger's error for the first document it would refuse.  With stamp:
@@ -504,11 +582,19 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 
 		if (!stamp)
 		{
-			char	   *sql = psprintf("SELECT %1$s FROM %2$s WHERE %1$s IS NULL"
-									   " OR pg_catalog.jsonb_typeof(%1$s) OPERATOR(pg_catalog.<>) 'object'"
-									   " OR (%1$s OPERATOR(pg_catalog.?) 'ttl' AND ttl.doc_ttl(%1$s) IS NULL)"
-									   " LIMIT 1", col, only);
+			TtlRowKey	rowkey;
+			StringInfoData cols;
+			StringInfoData order;
+			char	   *sql;
 
+			/* the first bad row by primary key, named in the error */
+			initStringInfo(&cols);
+			initStringInfo(&order);
+			ttl_row_key_sql(rel, &rowkey, &cols, &order);
+			sql = psprintf("SELECT t.%1$s%3$s FROM %2$s t WHERE t.%1$s IS NULL"
+						   " OR pg_catalog.jsonb_typeof(t.%1$s) OPERATOR(pg_catalog.<>) 'object'"
+						   " OR (t.%1$s OPERATOR(pg_catalog.?) 'ttl' AND ttl.doc_ttl(t.%1$s) IS NULL)"
+						   "%4$s LIMIT 1", col, only, cols.data, order.data);
 			if (SPI_execute(sql, true, 1) != SPI_OK_SELECT)
 				elog(ERROR, "ttl validation scan failed");
 			if (SPI_processed == 1)
@@ -517,12 +603,26 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 				Datum		doc = SPI_getbinval(SPI_tuptable->vals[0],
 												SPI_tuptable->tupdesc, 1, &isnull);
 
-				ttl_validate_document(rel, doc_column, doc, isnull);
+				validate_existing_row(rel, doc_column, doc, isnull,
+									  ttl_row_key_text(&rowkey, 2));
 			}
 		}
-		else if (SPI_execute(psprintf("UPDATE %2$s SET %1$s = %1$s WHERE ttl.doc_ts(%1$s) IS NULL",
-									  col, only), false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "ttl stamping update failed");
+		else
+		{
+			int			rc = SPI_execute(psprintf("UPDATE %2$s SET %1$s = %1$s WHERE ttl.doc_ts(%1$s) IS NULL",
+												  col, only), false, 0);
+
+			/* a DO INSTEAD rule on UPDATE would leave the rows unstamped */
+			if (rc == SPI_OK_REWRITTEN)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("table %s has a DO INSTEAD rule on UPDATE", table),
+						 errdetail("ttl.enable stamps the rows already in the table with an UPDATE, which the rule replaces."),
+						 errhint("Drop the rule (DROP RULE ... ON %s), enable the table, then create the rule again.",
+								 table)));
+			if (rc != SPI_OK_UPDATE)
+				elog(ERROR, "ttl stamping update failed: %s", SPI_result_code_string(rc));
+		}
 	}
 	SPI_finish();
 	ttl_end_owner_work(&ctx);

@@ -34,6 +34,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "admin/row_key.h"
 #include "admin/stamp_trigger.h"
 #include "base/run_as.h"
 #include "document/deadline.h"
@@ -91,41 +92,6 @@ ttl_set_deadline_property(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* "(k1, k2)=(v1, v2)" of the row SPI returned (columns 2..), or its ctid. */
-static char *
-row_key_text(int nkeys, List *names)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-	int			i;
-
-	initStringInfo(&buf);
-	if (nkeys == 0)
-	{
-		appendStringInfo(&buf, "ctid %s",
-						 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-		return buf.data;
-	}
-	appendStringInfoChar(&buf, '(');
-	foreach(lc, names)
-	{
-		if (foreach_current_index(lc) > 0)
-			appendStringInfoString(&buf, ", ");
-		appendStringInfoString(&buf, quote_identifier(strVal(lfirst(lc))));
-	}
-	appendStringInfoString(&buf, ")=(");
-	for (i = 0; i < nkeys; i++)
-	{
-		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 2);
-
-		if (i > 0)
-			appendStringInfoString(&buf, ", ");
-		appendStringInfoString(&buf, v ? v : "null");
-	}
-	appendStringInfoChar(&buf, ')');
-	return buf.data;
-}
-
 /*
  * ttl._check_deadlines(container): 22007 / 22023 naming the first stored
  * item (in primary key order) whose deadline property is malformed under
@@ -139,8 +105,7 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	TtlContainer c;
 	Relation	rel;
-	Oid			pk;
-	List	   *names = NIL;
+	TtlRowKey	rowkey;
 	StringInfoData cols;
 	StringInfoData order;
 	char	   *table;
@@ -148,7 +113,6 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 	char	   *prop;
 	Oid			owner;
 	TtlUserContext ctx;
-	int			nkeys = 0;
 
 	ttl_check_container_owner(relid);
 	if (!ttl_read_container(relid, &c) || !TTL_HAS_DEADLINE(&c))
@@ -161,29 +125,7 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 	/* the primary key's columns, to name the item */
 	initStringInfo(&cols);
 	initStringInfo(&order);
-	/* RelationGetIndexList fills in rd_pkindex (every major) */
-	list_free(RelationGetIndexList(rel));
-	pk = rel->rd_pkindex;
-	if (OidIsValid(pk))
-	{
-		Relation	index = index_open(pk, AccessShareLock);
-		int			i;
-
-		for (i = 0; i < index->rd_index->indnkeyatts; i++)
-		{
-			AttrNumber	attno = index->rd_index->indkey.values[i];
-			char	   *name = get_attname(relid, attno, false);
-
-			names = lappend(names, makeString(name));
-			appendStringInfo(&cols, ", (t.%s)::pg_catalog.text", quote_identifier(name));
-			appendStringInfo(&order, "%s t.%s", nkeys > 0 ? "," : " ORDER BY",
-							 quote_identifier(name));
-			nkeys++;
-		}
-		index_close(index, AccessShareLock);
-	}
-	else
-		appendStringInfoString(&cols, ", (t.ctid)::pg_catalog.text");
+	ttl_row_key_sql(rel, &rowkey, &cols, &order);
 
 	owner = ttl_table_owner(relid);
 	ttl_begin_owner_work(owner, &ctx);
@@ -206,15 +148,15 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 													 strlen(c.deadline_property), &buf);
 		int64		seconds;
 		TtlDeadlineState state = ttl_deadline_of_value(v, &seconds);
-		char	   *key = row_key_text(nkeys, names);
+		char	   *key = ttl_row_key_text(&rowkey, 2);
 
 		ereport(ERROR,
 				(errcode(state == TTL_DEADLINE_BAD_TEXT ?
 						 ERRCODE_INVALID_DATETIME_FORMAT : ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid deadline \"%s\" in container \"%s\": %s",
 						c.deadline_property, table, ttl_jsonb_value_text(v)),
-				 errdetail("The item with key %s holds a deadline property that is neither an RFC 3339 timestamp with an offset, a JSON integer of Unix seconds (0 or more), nor null; nothing was changed.",
-						   key),
+				 errdetail("The item with key %s holds a deadline property that is neither an RFC 3339 timestamp with an offset, a JSON integer of Unix seconds between 0 and " INT64_FORMAT ", nor null; nothing was changed.",
+						   key, ttl_deadline_max_seconds()),
 				 errhint("Correct or remove the property in the stored items first.")));
 	}
 	SPI_finish();

@@ -18,6 +18,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -75,6 +76,27 @@ begin_hold_change(FunctionCallInfo fcinfo, char **name)
 	return relid;
 }
 
+/*
+ * 42622 for a name longer than an identifier (NAMEDATALEN - 1 bytes): the
+ * name is in every 55000 of a held item and in ttl.legal_holds.  Only new
+ * names are checked (set); a longer one held from 1.8 can be released.
+ */
+static void
+check_hold_name_length(Oid relid, const char *name)
+{
+	int			len = strlen(name);
+
+	if (len > NAMEDATALEN - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("legal hold name of container %s is too long: %s...",
+						ttl_relation_display_name(relid),
+						quote_literal_cstr(pnstrdup(name, pg_mbcliplen(name, len, 20)))),
+				 errdetail("A legal hold name has at most %d bytes, like an identifier; this one has %d.",
+						   NAMEDATALEN - 1, len),
+				 errhint("Choose a shorter name; the hold's match says what it keeps.")));
+}
+
 /* ttl.set_legal_hold(container regclass, name text, match jsonb) */
 PG_FUNCTION_INFO_V1(ttl_set_legal_hold);
 Datum
@@ -99,6 +121,7 @@ ttl_set_legal_hold(PG_FUNCTION_ARGS)
 				 errdetail("A hold keeps the items whose document contains the object (doc @> match)."),
 				 errhint("For example: '{\"case\": \"X\"}'.")));
 	relid = begin_hold_change(fcinfo, &name);
+	check_hold_name_length(relid, name);
 	values[0] = ObjectIdGetDatum(relid);
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = JsonbPGetDatum(match);

@@ -47,14 +47,22 @@ ttl_subxact_run(TtlSubxactStep step, void *arg, MemoryContext err_cxt, bool catc
 	{
 		MemoryContextSwitchTo(err_cxt);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !catch_cancel)
-			PG_RE_THROW();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
 	CurrentResourceOwner = owner;
+
+	/*
+	 * A cancel goes on only after the subtransaction is gone: thrown from
+	 * inside it, a caller's PL/pgSQL handler (EXCEPTION WHEN
+	 * query_canceled) would roll back this subtransaction instead of its
+	 * own and go on in the state the step left, as the role the step had
+	 * become (rule 10's writer as the table's owner).
+	 */
+	if (edata != NULL && edata->sqlerrcode == ERRCODE_QUERY_CANCELED && !catch_cancel)
+		ReThrowError(edata);
 	return edata;
 }
 

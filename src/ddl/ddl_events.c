@@ -343,7 +343,10 @@ ttl_ddl_start(PG_FUNCTION_ARGS)
 	Oid			relid;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		elog(ERROR, "ttl._ddl_start() must be called as an event trigger");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function ttl._ddl_start() can only be called as an event trigger"),
+				 errdetail("The event triggers of extension ttl run it to make containers follow ALTER TABLE; called directly it has nothing to follow.")));
 	if (ttl_own_ddl > 0)
 		PG_RETURN_NULL();
 	forget_stale_pending(trigdata->parsetree);
@@ -415,7 +418,10 @@ ttl_ddl_end(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
-		elog(ERROR, "ttl._ddl_end() must be called as an event trigger");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_EVENT_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("function ttl._ddl_end() can only be called as an event trigger"),
+				 errdetail("The event triggers of extension ttl run it to make containers follow ALTER TABLE; called directly it has nothing to follow.")));
 	if (ttl_own_ddl > 0)
 		PG_RETURN_NULL();
 	warn_owner_changes(trigdata->parsetree);

@@ -15,6 +15,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -100,19 +102,28 @@ ttl_field_bigint(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(result);
 }
 
-/* ttl.field_float(doc, key): the number at key as float8, or NULL. */
+/*
+ * ttl.field_float(doc, key): the number at key as float8, or NULL, also
+ * for a number past float8's range (1e400), where the cast raises 22003:
+ * a leakproof function cannot raise on content, and JSON has no Infinity
+ * to give back (a tiny one, 1e-400, comes out as 0 as from the cast).
+ */
 PG_FUNCTION_INFO_V1(ttl_field_float);
 Datum
 ttl_field_float(PG_FUNCTION_ARGS)
 {
 	JsonbValue	buf;
 	JsonbValue *v = field_arg(fcinfo, &buf);
+	float8		result;
 
 	if (v == NULL || v->type != jbvNumeric)
 		PG_RETURN_NULL();
 	/* saturates to +-Infinity instead of raising on overflow */
-	PG_RETURN_DATUM(DirectFunctionCall1(numeric_float8_no_overflow,
-										NumericGetDatum(v->val.numeric)));
+	result = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+												NumericGetDatum(v->val.numeric)));
+	if (isinf(result))
+		PG_RETURN_NULL();
+	PG_RETURN_FLOAT8(result);
 }
 
 /*

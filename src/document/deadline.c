@@ -3,7 +3,8 @@
  *		Rule 9, the deadline property: a container may name a root property
  *		of its documents that holds an absolute deadline, either an RFC 3339
  *		timestamp string with an offset (fractional seconds truncated) or a
- *		JSON integer of Unix seconds (0 or more); JSON null or an absent
+ *		JSON integer of Unix seconds (0 to the last second a timestamptz
+ *		holds, ttl_deadline_max_seconds); JSON null or an absent
  *		property means no deadline.  This file owns reading it (without
  *		raising, for the view's filter, purge and the deadline index), its
  *		validation with the trigger's errors (22007 for a bad timestamp
@@ -151,6 +152,13 @@ ttl_parse_rfc3339(const char *s, int len, int64 *seconds)
 	return true;
 }
 
+/* The largest deadline in Unix seconds, for the messages that give the range. */
+int64
+ttl_deadline_max_seconds(void)
+{
+	return (int64) MAX_DEADLINE_SECONDS;
+}
+
 /* A numeric (its bytes, at any address) as a deadline: an integer 0..max. */
 TtlDeadlineState
 ttl_deadline_of_numeric(const char *num, int64 *seconds)
@@ -211,7 +219,8 @@ ttl_report_bad_deadline(Relation rel, const char *property, TtlDeadlineState sta
 					 ERRCODE_INVALID_DATETIME_FORMAT : ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid deadline \"%s\" in container \"%s\": %s",
 					property, ttl_container_name(rel), value),
-			 errdetail("The deadline property must be an RFC 3339 timestamp with an offset (such as \"2030-01-31T12:00:00Z\"), a JSON integer of Unix seconds (0 or more), or null."),
+			 errdetail("The deadline property must be an RFC 3339 timestamp with an offset (such as \"2030-01-31T12:00:00Z\"), a JSON integer of Unix seconds between 0 and " INT64_FORMAT " (the last second a timestamptz holds), or null.",
+					   (int64) MAX_DEADLINE_SECONDS),
 			 errhint("Set \"%s\" to null or remove it for no deadline.", property)));
 }
 

@@ -24,6 +24,7 @@ typedef enum TtlDeadlineState
 /* The key of a malformed deadline in ttl.doc_deadline_key (below every deadline). */
 #define TTL_DEADLINE_MALFORMED_KEY	PG_INT64_MIN
 
+extern int64 ttl_deadline_max_seconds(void);
 extern bool ttl_parse_rfc3339(const char *s, int len, int64 *seconds);
 extern TtlDeadlineState ttl_deadline_of_value(const JsonbValue *v, int64 *seconds);
 extern TtlDeadlineState ttl_deadline_of_numeric(const char *num, int64 *seconds);

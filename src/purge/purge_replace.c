@@ -24,7 +24,12 @@
  * conflicts with it (23505) as before.  So does an item whose purge failed
  * and that is left out until its retry_after (ttl.purge_failures): it is
  * not tried here either.  The delete runs in a
- * subtransaction so a refusing foreign key undoes all of it.
+ * subtransaction so a refusing foreign key undoes all of it.  A DO
+ * INSTEAD rule on DELETE replaces the statement: 0A000, naming the
+ * container.  Any other error of the step (a cancel too) is the owner's,
+ * raised on the writer's behalf: it reaches the writer with its SQLSTATE,
+ * and with its text only where ttl.stats.last_error would
+ * (base/owner_error.c).
  *
  * Counting: the writer does not touch ttl.purge_stats (one row per
  * container: every replacing writer would queue on it until commit, and
@@ -62,6 +67,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "base/owner_error.h"
 #include "base/run_as.h"
 #include "base/settings.h"
 #include "base/subxact.h"
@@ -177,6 +183,15 @@ delete_item(void *arg)
 	}
 	else
 		rc = SPI_execute_with_args(sql, 3, argtypes, values, NULL, false, 0);
+	/* a DO INSTEAD rule on DELETE replaced the statement: nothing deleted */
+	if (rc == SPI_OK_REWRITTEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container %s has a DO INSTEAD rule on DELETE: rule 10 cannot replace its expired items",
+						ttl_relation_display_name(step->container)),
+				 errdetail("Rule 10 deletes the expired item that holds the key with a DELETE, which the rule replaces."),
+				 errhint("Drop the rule, or turn rule 10 off with ttl.set_replace_expired(%s, false).",
+						 quote_literal_cstr(ttl_relation_display_name(step->container)))));
 	if (rc != SPI_OK_DELETE)
 		elog(ERROR, "ttl replacement delete failed: %s", SPI_result_code_string(rc));
 	step->deleted = SPI_processed > 0;
@@ -200,7 +215,8 @@ delete_item_immediate(void *arg)
  * container itself) as a purge delete, waiting for whoever holds it.
  * true: it is gone; false: the delete was refused, or the row changed
  * meanwhile and is no longer expired or no longer there (the caller looks
- * again).  Errors other than a refusing foreign key are thrown.
+ * again).  Errors other than a refusing foreign key are thrown, as the
+ * writer may see them (owner_error.c).
  */
 bool
 ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
@@ -232,14 +248,20 @@ ttl_purge_replaced_item(Oid container, Oid leaf, ItemPointer tid,
 	if (!ttl_leaf_owner_fits(container, leaf))
 		return false;
 	ttl_become_user(ttl_table_owner(container), &ctx);
-	edata = ttl_subxact_run(delete_item_immediate, &step, CurrentMemoryContext, false);
+	/* a cancel too: an owner's trigger can raise 57014 with any text */
+	edata = ttl_subxact_run(delete_item_immediate, &step, CurrentMemoryContext, true);
 	ttl_restore_user(&ctx);
 	if (edata == NULL)
 		return step.deleted;
-	/* 18 reports a RESTRICT action as 23001, earlier majors as 23503 */
+	/*
+	 * 18 reports a RESTRICT action as 23001, earlier majors as 23503.  Any
+	 * other error was raised as the owner for the writer, who sees its text
+	 * only where ttl.stats.last_error would show it (owner_error.c).
+	 */
 	if (edata->sqlerrcode != ERRCODE_FOREIGN_KEY_VIOLATION &&
 		edata->sqlerrcode != ERRCODE_RESTRICT_VIOLATION)
-		ReThrowError(edata);
+		ttl_owner_error_rethrow(edata, container,
+								"rule 10's replacement of an expired item");
 	/* a RESTRICT / NO ACTION child refuses: the write conflicts as before */
 	FreeErrorData(edata);
 	return false;

@@ -124,6 +124,7 @@ $node->safe_psql('postgres', q{
 CREATE ROLE alice LOGIN;
 CREATE ROLE mallory LOGIN;
 CREATE ROLE reader LOGIN;
+CREATE ROLE writer LOGIN;
 CREATE ROLE heir;
 CREATE DATABASE canary;
 GRANT CREATE ON DATABASE canary TO alice;
@@ -184,7 +185,7 @@ $node->safe_psql('canary', q{
 CREATE EXTENSION ttl;
 CREATE SCHEMA evil AUTHORIZATION alice;
 CREATE SCHEMA evil2 AUTHORIZATION alice;
-GRANT USAGE ON SCHEMA evil, evil2 TO reader, heir;
+GRANT USAGE ON SCHEMA evil, evil2 TO reader, writer, heir;
 });
 
 my $rec = record_sql('plant');
@@ -282,6 +283,19 @@ CREATE TABLE evil.arch_u (id integer, doc jsonb NOT NULL) PARTITION BY RANGE (id
 CREATE TABLE evil.arch_u_p1 PARTITION OF evil.arch_u FOR VALUES FROM (MINVALUE) TO (500);
 SELECT ttl.set_archive('evil.arch_m_c', 'evil.arch_m'), ttl.set_archive('evil.arch_u_c', 'evil.arch_u');
 CREATE UNLOGGED TABLE evil.arch_u_p2 PARTITION OF evil.arch_u FOR VALUES FROM (500) TO (MAXVALUE);
+-- rule 10 under row-level security: evil.r10 (RLS forced, a deadline
+-- property) is written by "writer", who has INSERT only; each key it
+-- writes is held by an item of alice's that expired at its deadline
+-- (1970), so the write replaces it: the DELETE, its trigger and the
+-- forced policy run as alice, never as the writer.  Paused, so that no
+-- purge removes those items first (a paused container replaces as usual).
+SELECT evil.make('r10', true, true, true);
+SELECT evil.make('r10_twin', false, true, true);
+REVOKE ALL ON evil.r10, evil.r10_twin FROM reader;
+GRANT INSERT ON evil.r10, evil.r10_twin TO writer;
+INSERT INTO evil.r10 (id, doc)
+    SELECT g, '{"until": 1, "secret": "alice"}' FROM pg_catalog.generate_series(5001, 5010) g;
+SELECT ttl.pause('evil.r10');
 };
 alice_psql($owner_sql);
 
@@ -412,6 +426,19 @@ sub stamp_statements
 		  "INSERT INTO %t (id, doc) VALUES (" . $id++ . ", '{\"ttl\": 100000}');",
 		  "UPDATE %t SET doc = doc WHERE id = 1;")
 	} @containers;
+}
+
+# Rule 10 by the INSERT-only writer: a key of evil.r10 held by an expired
+# item (5001.., made above), and a fresh key on the twin (whose insert
+# then runs the same plants as the writer: a conflict there would stop
+# before some of them).
+my $r10_id = 5001;
+my $r10_twin_id = 6001;
+sub r10_statements
+{
+	return { as => 'writer',
+			 sql => "INSERT INTO evil.r10 (id, doc) VALUES (" . $r10_id++ . ", '{\"ttl\": 100000, \"by\": \"writer\"}');",
+			 twin => "INSERT INTO evil.r10_twin (id, doc) VALUES (" . $r10_twin_id++ . ", '{\"ttl\": 100000, \"by\": \"writer\"}');" };
 }
 
 # ALTER TABLE of a fresh container and its twin; %t the table, %n its bare name.
@@ -612,7 +639,7 @@ my %calls = (
 	  { calls => sub { (sel('ttl._distributed_stats'), 'SELECT * FROM ttl.distributed_stats;') } },
 
 	# fired by statements
-	'ttl.stamp()' => { statements => \&stamp_statements },
+	'ttl.stamp()' => { statements => sub { (stamp_statements(), r10_statements()) } },
 	'ttl._ddl_start()' => { statements => sub { on_fresh_pairs(\@alter_table) }, same_as => 'ttl._ddl_end()' },
 	'ttl._ddl_end()' => { statements => sub { on_fresh_pairs(\@alter_table) } },
 	'ttl._on_sql_drop()' => { statements => sub { on_fresh_pairs(\@drop_table) } },
@@ -701,9 +728,10 @@ for my $sig (sort keys %calls)
 			}
 			for my $s ($e->{statements}->())
 			{
-				my $c = run_call(sig => $sig, role => $role, sql => $s->{sql},
-					fails => $s->{fails});
-				my $t = run_call(sig => $sig, role => $role, sql => $s->{twin}, twin => 1);
+				my $as = $s->{as} // $role;
+				my $c = run_call(sig => $sig, role => $as, sql => $s->{sql},
+					fails => $s->{fails}, as => $s->{as});
+				my $t = run_call(sig => $sig, role => $as, sql => $s->{twin}, twin => 1);
 				$c->{twin_call} = $t;
 				$called{$sig}++;
 				$done_statements{"$sig|$role"}++;
@@ -735,6 +763,20 @@ for my $c (grep { !$_->{control} && !$_->{twin} && $_->{role} eq $super } @calls
 	}
 	is($c->{ret}, 0, "superuser: $c->{sql} runs") or diag($c->{err});
 }
+
+# the writer's rule 10 statements replaced the expired items: the fixture
+# ran the path it is for
+my @r10 = grep { ($_->{as} // '') eq 'writer' && !$_->{twin} } @calls;
+cmp_ok(scalar(@r10), '>', 0, 'the INSERT-only writer wrote through rule 10');
+for my $c (@r10)
+{
+	is($c->{ret}, 0, "writer: $c->{sql} runs") or diag($c->{err});
+}
+is($node->safe_psql('canary',
+		"SELECT pg_catalog.count(*) FROM evil.r10 WHERE id OPERATOR(pg_catalog.<) $r10_id"
+		  . " AND doc OPERATOR(pg_catalog.->>) 'by' OPERATOR(pg_catalog.=) 'writer'",
+		extra_params => [ '-U', 'alice' ]),
+	scalar(@r10), 'each replaced the expired item of alice\'s that held its key');
 
 # the reader reaches the paths that read the containers' definitions (no
 # RLS applies to it on open and parts)
