@@ -189,6 +189,36 @@ SELECT lo_try('SELECT ttl.purge(''hot'')') AS foreign_replica;
 SELECT id FROM hot ORDER BY id;
 SELECT count(*) AS trigger_ran FROM lo_log;
 
+-- a failing row splits its batch (purge_split.c): the split takes its rows
+-- on ONLY each leaf of the owner's too, never mallory's (her trigger on
+-- DELETE would run as the owner); the archive already holds id 3
+TRUNCATE lo_log;
+SET ttl.now_override = '2030-01-01 00:00:00+00';
+CREATE TABLE spl (id int PRIMARY KEY, doc jsonb NOT NULL) PARTITION BY RANGE (id);
+CREATE TABLE spl1 PARTITION OF spl FOR VALUES FROM (0) TO (100);
+CREATE TABLE spl2 PARTITION OF spl FOR VALUES FROM (100) TO (200);
+CREATE TABLE spl_arch (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('spl', 60);
+SELECT ttl.set_archive('spl', 'spl_arch');
+INSERT INTO spl_arch VALUES (3, '{}');
+INSERT INTO spl SELECT g, '{}' FROM generate_series(1, 5) g;
+INSERT INTO spl VALUES (150, '{}'), (151, '{}');
+ALTER TABLE spl2 OWNER TO regress_lo_mallory;
+SET ROLE regress_lo_mallory;
+CREATE TRIGGER m BEFORE DELETE ON spl2 FOR EACH ROW EXECUTE FUNCTION lo_evil();
+RESET ROLE;
+SET ttl.now_override = '2030-01-01 00:05:00+00';
+SET client_min_messages = error;
+SELECT ttl.purge('spl') AS purged_split;
+RESET client_min_messages;
+SELECT tableoid::regclass AS leaf, id FROM spl ORDER BY id;
+SELECT key, sqlstate FROM ttl.purge_failures WHERE container = 'spl'::regclass;
+SELECT count(*) AS trigger_ran FROM lo_log;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_lo_mallory';
+ALTER TABLE spl2 OWNER TO CURRENT_USER;
+SELECT ttl.disable('spl');
+DROP TABLE spl, spl_arch;
+
 SELECT ttl.disable('hot'), ttl.disable('sp');
 DROP TABLE hot, cold_u, cold, sp, lo_log;
 DROP SERVER regress_lo_srv;
