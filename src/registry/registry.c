@@ -340,8 +340,26 @@ ttl_check_container_owner(Oid relid)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
 	if (!ttl_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(relkind),
-					   get_rel_name(relid));
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		char	   *owner = NULL;
+
+		if (HeapTupleIsValid(tup))
+		{
+			owner = GetUserNameFromId(((Form_pg_class) GETSTRUCT(tup))->relowner, true);
+			ReleaseSysCache(tup);
+		}
+		/* core's wording, with the name qualified and the rule said */
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of %s %s",
+						relkind == RELKIND_RELATION || relkind == RELKIND_PARTITIONED_TABLE ?
+						"table" : "relation",
+						ttl_relation_display_name(relid)),
+				 errhint("Only the owner of %s (role %s) or a member of that role may change its ttl settings or purge it by name.",
+						 ttl_relation_display_name(relid),
+						 owner != NULL ? quote_identifier(owner) : "?")));
+	}
 }
 
 /* The registry entry of a table, or 42704 when it is not a container. */
