@@ -134,9 +134,8 @@ check_not_in_container_tree(Oid relid)
  * ttl._register(container, default_ttl, doc_column): the checks of
  * ttl.enable() and the registry row.  ttl.enable() creates the objects.
  */
-PG_FUNCTION_INFO_V1(ttl_register);
-Datum
-ttl_register(PG_FUNCTION_ARGS)
+static Datum
+register_container(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	char		relkind;
@@ -206,6 +205,26 @@ ttl_register(PG_FUNCTION_ARGS)
 						 "VALUES ($1, $2, $3)", 3, argtypes, values, nulls, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
+}
+
+/*
+ * ttl.enable's step: what it raises is the caller's mistake (not the
+ * owner, not a table, a bad row), reported as ttl.enable's own, without a
+ * CONTEXT naming this internal function or ttl.enable's PL/pgSQL line.
+ * The outer callbacks are back for the caller's error handling: a PG_TRY
+ * around us restores error_context_stack when it catches.
+ */
+PG_FUNCTION_INFO_V1(ttl_register);
+Datum
+ttl_register(PG_FUNCTION_ARGS)
+{
+	ErrorContextCallback *outer = error_context_stack;
+	Datum		result;
+
+	error_context_stack = NULL;
+	result = register_container(fcinfo);
+	error_context_stack = outer;
+	return result;
 }
 
 /* ttl._set_objects(container, live_view) */
@@ -539,9 +558,8 @@ validate_existing_row(Relation rel, const char *doc_column, Datum doc, bool isnu
  * superuser enabling someone else's table never runs their code (triggers,
  * functions in index expressions the planner folds) with its own rights.
  */
-PG_FUNCTION_INFO_V1(ttl_existing_rows);
-Datum
-ttl_existing_rows(PG_FUNCTION_ARGS)
+static Datum
+existing_rows(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	const char *doc_column = NameStr(*PG_GETARG_NAME(1));
@@ -628,4 +646,24 @@ ttl_existing_rows(PG_FUNCTION_ARGS)
 	ttl_end_owner_work(&ctx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
+}
+
+/*
+ * ttl.enable's step: what it raises is the caller's mistake (not the
+ * owner, not a table, a bad row), reported as ttl.enable's own, without a
+ * CONTEXT naming this internal function or ttl.enable's PL/pgSQL line.
+ * The outer callbacks are back for the caller's error handling: a PG_TRY
+ * around us restores error_context_stack when it catches.
+ */
+PG_FUNCTION_INFO_V1(ttl_existing_rows);
+Datum
+ttl_existing_rows(PG_FUNCTION_ARGS)
+{
+	ErrorContextCallback *outer = error_context_stack;
+	Datum		result;
+
+	error_context_stack = NULL;
+	result = existing_rows(fcinfo);
+	error_context_stack = outer;
+	return result;
 }

@@ -106,3 +106,15 @@ SET client_min_messages = warning;
 DROP TABLE em_p, em_d, em_b, em_n, em_r, em_r_log CASCADE;
 RESET client_min_messages;
 DROP FUNCTION em_try(text);
+
+-- a caller's mistake in ttl.enable is ttl.enable's: no CONTEXT line names
+-- an internal function (ttl._register, ttl._existing_rows) or its PL/pgSQL
+\set SHOW_CONTEXT always
+CREATE VIEW em_ctx_view AS SELECT 1 AS a;
+SELECT ttl.enable('em_ctx_view', 60);
+CREATE TABLE em_ctx_bad (id int PRIMARY KEY, doc jsonb);
+INSERT INTO em_ctx_bad VALUES (7, '{"ttl": "soon"}');
+SELECT ttl.enable('em_ctx_bad', 60);
+\set SHOW_CONTEXT never
+DROP VIEW em_ctx_view;
+DROP TABLE em_ctx_bad;
