@@ -75,52 +75,53 @@ report_held(TtlReplaceState *state, Relation rel, Relation index,
 }
 
 /*
- * 23505 for a conflict with an expired item in a leaf another role owns
- * (registry/leaf_owner.c): its delete would run that role's code with the
- * container owner's rights, so it is not replaced.
+ * 23505 for a key held by an expired item that is not replaced: why (a
+ * sentence's end, no period) and what to do say which case.
+ */
+static void
+report_not_replaced(Relation rel, Relation index, Datum *values, bool *isnull,
+					const char *why, const char *hint)
+{
+	char	   *key = BuildIndexValueDescription(index, values, isnull);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(index)),
+			 key ?
+			 errdetail("Key %s is held by an expired item %s.", key, why) :
+			 errdetail("The key is held by an expired item %s.", why),
+			 errhint("%s", hint),
+			 errtableconstraint(rel, RelationGetRelationName(index))));
+}
+
+/*
+ * A leaf another role owns (registry/leaf_owner.c): its delete would run
+ * that role's code with the container owner's rights, so it is not
+ * replaced.
  */
 static void
 report_foreign_leaf(TtlReplaceState *state, Relation rel, Relation index,
 					Datum *values, bool *isnull)
 {
-	char	   *key = BuildIndexValueDescription(index, values, isnull);
-	char	   *why = ttl_foreign_leaf_text(state->container, RelationGetRelid(rel));
-
-	ereport(ERROR,
-			(errcode(ERRCODE_UNIQUE_VIOLATION),
-			 errmsg("duplicate key value violates unique constraint \"%s\"",
-					RelationGetRelationName(index)),
-			 key ?
-			 errdetail("Key %s is held by an expired item that rule 10 does not replace: %s.",
-					   key, why) :
-			 errdetail("The key is held by an expired item that rule 10 does not replace: %s.",
-					   why),
-			 errhint("Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or wait for its owner to delete the item."),
-			 errtableconstraint(rel, RelationGetRelationName(index))));
+	report_not_replaced(rel, index, values, isnull,
+						psprintf("that rule 10 does not replace: %s",
+								 ttl_foreign_leaf_text(state->container, RelationGetRelid(rel))),
+						"Give the partition to the container's owner (ALTER TABLE ... OWNER TO), or wait for its owner to delete the item.");
 }
 
 /*
- * 23505 for an ON CONFLICT DO UPDATE whose conflict is with an expired item
- * whose replacement was refused: the expired item is never merged into.
+ * An ON CONFLICT DO UPDATE whose conflict is with an expired item whose
+ * replacement was refused: the expired item is never merged into.
  */
 static void
 report_refused(TtlReplaceState *state, Relation rel, Relation index,
 			   Datum *values, bool *isnull)
 {
-	char	   *key = BuildIndexValueDescription(index, values, isnull);
-	char	   *name = ttl_relation_display_name(state->container);
-
-	ereport(ERROR,
-			(errcode(ERRCODE_UNIQUE_VIOLATION),
-			 errmsg("duplicate key value violates unique constraint \"%s\"",
-					RelationGetRelationName(index)),
-			 key ?
-			 errdetail("Key %s is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
-					   key, name) :
-			 errdetail("The key is held by an expired item of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item.",
-					   name),
-			 errhint("A restricting foreign key, a BEFORE DELETE trigger or a row security policy of the table's owner refuses the delete."),
-			 errtableconstraint(rel, RelationGetRelationName(index))));
+	report_not_replaced(rel, index, values, isnull,
+						psprintf("of container %s whose replacement was refused: ON CONFLICT DO UPDATE never merges into an expired item",
+								 ttl_relation_display_name(state->container)),
+						"A restricting foreign key, a BEFORE DELETE trigger or a row security policy of the table's owner refuses the delete.");
 }
 
 /*
