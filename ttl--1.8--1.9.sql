@@ -48,22 +48,79 @@ REVOKE ALL ON ttl.purge_failure FROM PUBLIC;
 -- current user).  Containers disabled since are left out.
 CREATE VIEW ttl.purge_failures AS
 SELECT f.relid::pg_catalog.regclass AS container,
-       CASE WHEN pg_catalog.has_table_privilege(c.oid, 'SELECT')
-             AND NOT pg_catalog.row_security_active(c.oid)
+       CASE WHEN pg_catalog.has_table_privilege(f.relid, 'SELECT')
+             AND NOT pg_catalog.row_security_active(f.relid)
             THEN f.key END          AS key,
        f.sqlstate,
-       CASE WHEN pg_catalog.has_table_privilege(c.oid, 'SELECT')
-             AND NOT pg_catalog.row_security_active(c.oid)
+       CASE WHEN pg_catalog.has_table_privilege(f.relid, 'SELECT')
+             AND NOT pg_catalog.row_security_active(f.relid)
             THEN f.message END      AS message,
        f.first_failed_at,
        f.attempts,
        f.retry_after
   FROM ttl.purge_failure f
-  JOIN ttl.registry r ON r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) f.relid
-  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) f.relid;
+ -- the table still exists (NULL for an OID that names none); not a join
+ -- with pg_class, which Citus filters of its shards
+ WHERE pg_catalog.has_table_privilege(f.relid, 'SELECT') IS NOT NULL;
 COMMENT ON VIEW ttl.purge_failures IS
     'rows a purge isolated as failing, left in place and retried after retry_after; key and message only for readers who may SELECT every row of the table';
 GRANT SELECT ON ttl.purge_failures TO PUBLIC;
+
+-- (No join with ttl.registry: on a Citus node the failing rows are a
+-- shard's, which has no registry row.)  A dropped table or partition takes
+-- its failure records with it, as it takes its registry row, statistics,
+-- indexes, holds and floors: ttl._on_sql_drop as in 1.8, plus those.
+CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM ttl.registry r
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.purge_stats s
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND s.relid OPERATOR(pg_catalog.=) d.objid;
+    UPDATE ttl.registry r SET live_view = NULL
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.live_view::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND x.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d, pg_catalog.pg_class t, pg_catalog.pg_namespace n
+     WHERE d.object_type OPERATOR(pg_catalog.=) 'index'
+       AND t.oid OPERATOR(pg_catalog.=) x.relid::pg_catalog.oid
+       AND n.oid OPERATOR(pg_catalog.=) t.relnamespace
+       AND n.nspname OPERATOR(pg_catalog.=) d.schema_name
+       AND x.index_name OPERATOR(pg_catalog.=) d.object_name;
+    DELETE FROM ttl.legal_hold h
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND h.container::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.legal_hold_floor f
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND f.container OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.purge_failure p
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND (p.relid OPERATOR(pg_catalog.=) d.objid OR p.leaf OPERATOR(pg_catalog.=) d.objid);
+END
+$$;
+REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
 -- section: rule 10 with one mechanism; the trigger-arguments codec

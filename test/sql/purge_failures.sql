@@ -120,7 +120,11 @@ SELECT tableoid::regclass AS leaf, id, k FROM pp;
 SELECT count(*) AS archived FROM pp_arch;
 SELECT container, key, sqlstate, attempts FROM ttl.purge_failures WHERE container = 'pp'::regclass;
 SELECT ttl.purge('pp') AS purged;
+-- a dropped container takes its failure records with it (ttl._on_sql_drop)
+SELECT 'pp'::regclass::oid AS pp_oid \gset
+SELECT count(*) AS records_before_drop FROM ttl.purge_failure WHERE relid = :pp_oid;
 DROP TABLE pp, pp_arch CASCADE;
+SELECT count(*) AS records_after_drop FROM ttl.purge_failure WHERE relid = :pp_oid;
 
 -- item 5: an archive trigger that drops a row (returns NULL) fails the
 -- batch, on both deleters; the split leaves just that row in place
