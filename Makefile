@@ -1,6 +1,6 @@
 # ttl: PGXS build.  `make && make install`; tests: test/run-all (see README);
-# the tests are test/sql + test/expected (pg_regress), test/specs
-# (isolation) and test/t (TAP).
+# the tests are sql/ + expected/ (pg_regress, PGXS's own places),
+# test/specs + test/expected (isolation) and test/t (TAP).
 #
 # Also (issue 33):
 #   make installcheck  the regression and isolation suites against an already
@@ -23,7 +23,7 @@ REGRESS = rules validation trigger stamping view item_functions lifecycle privil
           purge_security stats rls_follow schema_changes enable_edges live_view_dropped upgrade_follow pool_views purge_index stamp_bytes live_filter_forms append_only citus_absent preview deadline upgrade_deadline restore_guard live_filter_cache upgrade_append definitions_gate quoting regclass_errors upgrade_quoting internal_privileges stats_privacy visit_bound rule10 upgrade_rule10 rule10_setting index_owner legal_hold upgrade_legal_hold archive upgrade_archive leaf_owner rule10_exact purge_failures trigger_args rule10_redact error_messages
 # --no-locale --encoding=UTF8 as test/run-all runs them (for installcheck:
 # the test database pg_regress creates on the running server).
-REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
+REGRESS_OPTS = --inputdir=$(srcdir) --load-extension=ttl --no-locale --encoding=UTF8
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation legal_hold_race archive_ddl archive_busy owner_race rule10_policy_fresh legal_hold_horizon
 # with shared_preload_libraries = 'ttl' (test/run-all's isolation-preload):

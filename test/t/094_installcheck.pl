@@ -24,7 +24,7 @@ $node->start;
 # a copy of the sources of its own: installcheck writes results/ and
 # output_iso/ where it runs, beside the other suites' jobs
 my $src = PostgreSQL::Test::Utils::tempdir('installcheck_src');
-for my $entry (qw(Makefile ttl.control test))
+for my $entry (qw(Makefile ttl.control sql expected test))
 {
 	system('cp', '-a', "$root/$entry", "$src/") == 0
 	  or BAIL_OUT("copy of $entry failed");
