@@ -115,6 +115,13 @@ SELECT ttl.enable('em_ctx_view', 60);
 CREATE TABLE em_ctx_bad (id int PRIMARY KEY, doc jsonb);
 INSERT INTO em_ctx_bad VALUES (7, '{"ttl": "soon"}');
 SELECT ttl.enable('em_ctx_bad', 60);
+-- the same for ttl.disable, ttl.set_append_only, ttl.set_deadline_property
+SELECT ttl.disable('em_ctx_bad');
+UPDATE em_ctx_bad SET doc = '{"until": "soon"}';
+SELECT ttl.enable('em_ctx_bad', 60);
+SELECT ttl.set_append_only('em_ctx_bad', true, 'nonsense');
+SELECT ttl.set_deadline_property('em_ctx_bad', 'until');
+SELECT ttl.disable('em_ctx_bad');
 \set SHOW_CONTEXT never
 DROP VIEW em_ctx_view;
 DROP TABLE em_ctx_bad;

@@ -46,6 +46,7 @@
 
 #include "admin/row_key.h"
 #include "base/compat.h"
+#include "base/public_errors.h"
 #include "base/run_as.h"
 #include "base/sql_version.h"
 #include "document/document.h"
@@ -207,24 +208,12 @@ register_container(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/*
- * ttl.enable's step: what it raises is the caller's mistake (not the
- * owner, not a table, a bad row), reported as ttl.enable's own, without a
- * CONTEXT naming this internal function or ttl.enable's PL/pgSQL line.
- * The outer callbacks are back for the caller's error handling: a PG_TRY
- * around us restores error_context_stack when it catches.
- */
+/* ttl.enable's step: its errors are ttl.enable's (base/public_errors.c) */
 PG_FUNCTION_INFO_V1(ttl_register);
 Datum
 ttl_register(PG_FUNCTION_ARGS)
 {
-	ErrorContextCallback *outer = error_context_stack;
-	Datum		result;
-
-	error_context_stack = NULL;
-	result = register_container(fcinfo);
-	error_context_stack = outer;
-	return result;
+	return ttl_call_as_public(register_container, fcinfo);
 }
 
 /* ttl._set_objects(container, live_view) */
@@ -267,9 +256,8 @@ ttl_set_objects(PG_FUNCTION_ARGS)
 }
 
 /* ttl._unregister(container): forget a container and its statistics. */
-PG_FUNCTION_INFO_V1(ttl_unregister);
-Datum
-ttl_unregister(PG_FUNCTION_ARGS)
+static Datum
+unregister_container(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	Oid			argtypes[1] = {OIDOID};
@@ -295,6 +283,14 @@ ttl_unregister(PG_FUNCTION_ARGS)
 	ttl_forget_index_owners(relid);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
+}
+
+/* ttl.disable's step: its errors are ttl.disable's (base/public_errors.c) */
+PG_FUNCTION_INFO_V1(ttl_unregister);
+Datum
+ttl_unregister(PG_FUNCTION_ARGS)
+{
+	return ttl_call_as_public(unregister_container, fcinfo);
 }
 
 /* ttl.set_default_ttl(container, default_ttl) */
@@ -352,9 +348,8 @@ set_paused(FunctionCallInfo fcinfo, bool paused)
  * (1.6) is 'btree' for the default mode, 'brin' or 'none' for an
  * append-only one; the two-argument form of 1.3 means 'brin' / 'btree'.
  */
-PG_FUNCTION_INFO_V1(ttl_set_append_only);
-Datum
-ttl_set_append_only(PG_FUNCTION_ARGS)
+static Datum
+set_append_only(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	Oid			argtypes[3] = {OIDOID, BOOLOID, BOOLOID};
@@ -405,6 +400,14 @@ ttl_set_append_only(PG_FUNCTION_ARGS)
 						 PG_NARGS() > 2 ? 3 : 2, argtypes, values, NULL, NULL);
 	CacheInvalidateRelcacheByRelid(relid);
 	PG_RETURN_VOID();
+}
+
+/* ttl.set_append_only's step: its errors are ttl.set_append_only's (base/public_errors.c) */
+PG_FUNCTION_INFO_V1(ttl_set_append_only);
+Datum
+ttl_set_append_only(PG_FUNCTION_ARGS)
+{
+	return ttl_call_as_public(set_append_only, fcinfo);
 }
 
 /*
@@ -648,22 +651,10 @@ existing_rows(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/*
- * ttl.enable's step: what it raises is the caller's mistake (not the
- * owner, not a table, a bad row), reported as ttl.enable's own, without a
- * CONTEXT naming this internal function or ttl.enable's PL/pgSQL line.
- * The outer callbacks are back for the caller's error handling: a PG_TRY
- * around us restores error_context_stack when it catches.
- */
+/* ttl.enable's step: its errors are ttl.enable's (base/public_errors.c) */
 PG_FUNCTION_INFO_V1(ttl_existing_rows);
 Datum
 ttl_existing_rows(PG_FUNCTION_ARGS)
 {
-	ErrorContextCallback *outer = error_context_stack;
-	Datum		result;
-
-	error_context_stack = NULL;
-	result = existing_rows(fcinfo);
-	error_context_stack = outer;
-	return result;
+	return ttl_call_as_public(existing_rows, fcinfo);
 }

@@ -36,6 +36,7 @@
 
 #include "admin/row_key.h"
 #include "admin/stamp_trigger.h"
+#include "base/public_errors.h"
 #include "base/run_as.h"
 #include "document/deadline.h"
 #include "document/document.h"
@@ -49,9 +50,8 @@
  * ttl.set_deadline_property() builds or drops the index and checks the
  * stored items.
  */
-PG_FUNCTION_INFO_V1(ttl_set_deadline_property);
-Datum
-ttl_set_deadline_property(PG_FUNCTION_ARGS)
+static Datum
+set_deadline_property(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	TtlContainer c;
@@ -92,15 +92,22 @@ ttl_set_deadline_property(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/* ttl.set_deadline_property's step: its errors are ttl.set_deadline_property's (base/public_errors.c) */
+PG_FUNCTION_INFO_V1(ttl_set_deadline_property);
+Datum
+ttl_set_deadline_property(PG_FUNCTION_ARGS)
+{
+	return ttl_call_as_public(set_deadline_property, fcinfo);
+}
+
 /*
  * ttl._check_deadlines(container): 22007 / 22023 naming the first stored
  * item (in primary key order) whose deadline property is malformed under
  * the registry's property.  The query asks for the malformed key of
  * ttl.doc_deadline_key, which the deadline index holds.
  */
-PG_FUNCTION_INFO_V1(ttl_check_deadlines);
-Datum
-ttl_check_deadlines(PG_FUNCTION_ARGS)
+static Datum
+check_deadlines(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	TtlContainer c;
@@ -163,6 +170,14 @@ ttl_check_deadlines(PG_FUNCTION_ARGS)
 	ttl_end_owner_work(&ctx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
+}
+
+/* ttl.set_deadline_property's step: its errors are ttl.set_deadline_property's (base/public_errors.c) */
+PG_FUNCTION_INFO_V1(ttl_check_deadlines);
+Datum
+ttl_check_deadlines(PG_FUNCTION_ARGS)
+{
+	return ttl_call_as_public(check_deadlines, fcinfo);
 }
 
 /*
