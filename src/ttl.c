@@ -220,6 +220,22 @@ ttl_shmem_startup(void)
 	ttl_due_set_shmem_startup();
 }
 
+/*
+ * The relcache invalidations ttl's caches follow, in one callback: a
+ * backend has room for few of them (MAX_RELCACHE_CALLBACKS, 10 before 18),
+ * which Citus and a walsender's pgoutput share with ttl ("out of
+ * relcache_callback_list slots" ended a Citus shard move's walsender when
+ * ttl took three).  The registry cache, rule 10's leaf cache and the
+ * archives' fits.
+ */
+static void
+ttl_relcache_invalidate(Datum arg, Oid relid)
+{
+	ttl_registry_invalidate(arg, relid);
+	ttl_replace_invalidate(arg, relid);
+	ttl_archive_invalidate(arg, relid);
+}
+
 void
 _PG_init(void)
 {
@@ -229,10 +245,8 @@ _PG_init(void)
 
 	/* the Citus half of the one policy door (registry/policy.c) */
 	ttl_policy_install_distributed(&ttl_citus_ops);
-	CacheRegisterRelcacheCallback(ttl_registry_invalidate, (Datum) 0);
-	CacheRegisterRelcacheCallback(ttl_replace_invalidate, (Datum) 0);
-	/* an archive's fit is kept until a table of its tree changes */
-	CacheRegisterRelcacheCallback(ttl_archive_invalidate, (Datum) 0);
+	/* one slot of the relcache's few (see ttl_relcache_invalidate) */
+	CacheRegisterRelcacheCallback(ttl_relcache_invalidate, (Datum) 0);
 	CacheRegisterSyscacheCallback(EXTENSIONOID, ttl_sql_version_forget, (Datum) 0);
 	RegisterXactCallback(ttl_replace_xact_callback, NULL);
 	RegisterXactCallback(ttl_mark_xact_callback, NULL);
