@@ -145,13 +145,6 @@ typedef struct SplitHalf
 	int64		deleted;		/* out */
 } SplitHalf;
 
-static char *
-leaf_name(Oid leaf)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(leaf)),
-									  get_rel_name(leaf));
-}
-
 /*
  * The DELETE of the rows lo .. hi - 1 that are in one leaf, as one
  * statement per leaf; the archive takes each statement's rows, every one.
@@ -191,7 +184,7 @@ delete_half(void *arg)
 				tids[ntids++] = PointerGetDatum(&run->tid[j]);
 				done[j - half->lo] = true;
 			}
-		from = psprintf("ONLY %s t", leaf_name(leaf));
+		from = psprintf("ONLY %s t", ttl_relation_display_name(leaf));
 		where = psprintf("t.ctid OPERATOR(pg_catalog.=) ANY ($1) AND %s", run->recheck);
 		if (OidIsValid(archive))
 			sql = psprintf("WITH %s SELECT (SELECT pg_catalog.count(*) FROM d),"
@@ -214,7 +207,7 @@ delete_half(void *arg)
 			 ttl_archive_execute(plan->relid, archive, sql, 6, argtypes, values, nulls, 0) :
 			 SPI_execute_with_args(sql, 6, argtypes, values, nulls, false, 0)) != SPI_OK_SELECT ||
 			SPI_processed != 1)
-			elog(ERROR, "purge split statement failed on %s", leaf_name(leaf));
+			elog(ERROR, "purge split statement failed on %s", ttl_relation_display_name(leaf));
 		deleted = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 											  1, &isnull));
 		if (OidIsValid(archive))
@@ -292,7 +285,7 @@ read_key(void *arg)
 		return;
 	values[0] = PointerGetDatum(&step->tid);
 	if (SPI_execute_with_args(psprintf("SELECT %s FROM ONLY %s t WHERE t.ctid OPERATOR(pg_catalog.=) $1",
-									   expr, leaf_name(step->leaf)),
+									   expr, ttl_relation_display_name(step->leaf)),
 							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		return;
@@ -465,7 +458,7 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 		nulls[2] = plan->limit < 0 ? 'n' : ' ';
 		guc_level = NewGUCNestLevel();
 		ttl_set_purge_plan_options();
-		if (SPI_execute_with_args(ttl_batch_candidates_sql(psprintf("ONLY %s", leaf_name(leaf)),
+		if (SPI_execute_with_args(ttl_batch_candidates_sql(psprintf("ONLY %s", ttl_relation_display_name(leaf)),
 														   doc, plan->kind, keyed,
 														   plan->deadline, holds, failures),
 								  nargs, argtypes, values, nulls, false, 0) != SPI_OK_SELECT)
