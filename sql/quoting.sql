@@ -215,6 +215,11 @@ SELECT k, ttl.set_replace_expired(c, false) FROM quoting_help.c ORDER BY k;
 SELECT k, c.replace_expired FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
 SELECT k, ttl.set_replace_expired(c, true) FROM quoting_help.c ORDER BY k;
 
+-- a purge window and none again (1.9)
+SELECT k, ttl.set_purge_window(c, '01:00-05:00 UTC') FROM quoting_help.c ORDER BY k;
+SELECT k, r.purge_window FROM quoting_help.c q JOIN ttl.registry r ON r.relid = q.c ORDER BY k;
+SELECT k, ttl.set_purge_window(c, NULL) FROM quoting_help.c ORDER BY k;
+
 -- archives (1.8): each container archives into a table of its own schema
 -- whose name needs quoting too; a purge in the far future moves its rows
 -- there (the INSERT names the archive and its columns quoted once), rolled
