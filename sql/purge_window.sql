@@ -151,9 +151,28 @@ DELETE FROM win_docs WHERE id BETWEEN 2 AND 10;
 SELECT behind, behind_since, oldest_expired_at FROM ttl.stats WHERE container = 'win_docs'::regclass;
 SELECT ttl.release_legal_hold('win_docs', 'early');
 SELECT behind, behind_since FROM ttl.stats WHERE container = 'win_docs'::regclass;
+-- rows isolated as failing (ttl.purge_failures) are left out too
+CREATE FUNCTION win_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'row % stays', OLD.id;
+END $$;
+CREATE TRIGGER win_refuse BEFORE DELETE ON win_docs FOR EACH ROW
+    WHEN (OLD.id = 1) EXECUTE FUNCTION win_refuse();
+SELECT ttl.set_purge_window('win_docs', NULL);
+SET client_min_messages = error;
+CALL ttl.run_purge();
+RESET client_min_messages;
+SELECT container, key, attempts FROM ttl.purge_failures;
+SELECT count(*) AS rows_left FROM win_docs;
+SELECT expired_backlog, oldest_expired_at, behind FROM ttl.stats WHERE container = 'win_docs'::regclass;
+-- forgotten (runtime state): counted, and behind, again
+DELETE FROM ttl.purge_failure WHERE relid = 'win_docs'::regclass;
+SELECT expired_backlog, oldest_expired_at, behind FROM ttl.stats WHERE container = 'win_docs'::regclass;
+DROP TRIGGER win_refuse ON win_docs;
 -- nothing expired: not behind
 SELECT ttl.purge('win_docs') AS purged;
 SELECT behind, behind_since FROM ttl.stats WHERE container = 'win_docs'::regclass;
 
 DROP TABLE win_docs, win_plain CASCADE;
+DROP FUNCTION win_refuse();
 DROP ROLE regress_window_other;
