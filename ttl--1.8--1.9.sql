@@ -245,3 +245,20 @@ CREATE EVENT TRIGGER ttl_trigger_ddl_end ON ddl_command_end
 -- ---------------------------------------------------------------------------
 -- section: what an operator sees (progress, windows, marking, metrics)
 -- ---------------------------------------------------------------------------
+
+-- operator: change-stream marking per container, metrics
+
+-- Per container, the marking of purge deletes in the change stream
+-- (docs/change-stream.md): true 'on', false 'off', NULL 'default' (follow
+-- the setting ttl.mark_purge_deletes).  A column of the registry, so it is
+-- dumped with it (pg_extension_config_dump of 1.0).  Superuser only, like
+-- the setting (C, src/admin/mark_admin.c); a distributed container carries
+-- it to its shards in its stamp trigger (the key mark=).
+ALTER TABLE ttl.registry ADD COLUMN mark_purge_deletes boolean;
+
+CREATE FUNCTION ttl.set_mark_purge_deletes(container regclass, mode text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_mark_purge_deletes'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.set_mark_purge_deletes(regclass, text) IS
+    'mark the purge deletes of a container in the change stream: ''on'', ''off'' or ''default'' (follow ttl.mark_purge_deletes); superuser only';
+

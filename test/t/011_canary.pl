@@ -549,6 +549,10 @@ my %calls = (
 	'ttl.set_archive(regclass,regclass)' =>
 	  { calls => sub { (sel('ttl.set_archive', reg(fresh('container')), reg(fresh('table'))),
 						sel('ttl.set_archive', reg(fresh('container')), 'NULL')) } },
+	# change-stream marking per container (1.9; superuser only)
+	'ttl.set_mark_purge_deletes(regclass,text)' =>
+	  { calls => sub { (sel('ttl.set_mark_purge_deletes', reg(fresh('container')), q{'on'}),
+						on_containers('ttl.set_mark_purge_deletes', q{'default'})) } },
 	'ttl.set_append_only(regclass,boolean)' =>
 	  { calls => sub { sel('ttl.set_append_only', reg(fresh('deadline')), 'true') } },
 	'ttl.set_append_only(regclass,boolean,text)' =>
