@@ -731,10 +731,12 @@ sub marked
 }
 my $unmarked = { deleted => 3, announced => 0, by => '', origin => '', kept => 3 };
 
+# CALL ttl.run_purge(); whether the session holds an origin after it
 sub run_purge_pc
 {
-	$node->safe_psql('postgres', "SET ttl.now_override = '$later'; SET ROLE app; CALL ttl.run_purge()");
-	return;
+	return $node->safe_psql('postgres',
+		"SET ttl.now_override = '$later'; SET ROLE app; CALL ttl.run_purge();"
+		  . " RESET ROLE; SELECT pg_replication_origin_session_is_setup()");
 }
 
 sub purge_pc
@@ -771,12 +773,11 @@ $node->poll_query_until('postgres', 'SHOW ttl.mark_purge_deletes', 'off')
   or die 'reload not seen';
 
 fill_pc(0);
-run_purge_pc();
+is(run_purge_pc(), 'f',
+	'per container, setting off: run_purge lets go of the origin it took for pc.con');
 is_deeply(decode_pc(),
 	{ con => marked('run_purge', 1), coff => $unmarked, cdef => $unmarked },
 	"per container, setting off: run_purge marks 'on' only, taking an origin for it");
-is($node->safe_psql('postgres', 'SELECT pg_replication_origin_session_is_setup()'), 'f',
-	'per container, setting off: a new session holds no origin');
 
 fill_pc(1);
 ok($node->poll_query_until('postgres', 'SELECT ' . "(SELECT count(*) FROM pc.con) + (SELECT count(*) FROM pc.coff) + (SELECT count(*) FROM pc.cdef)", '0'),
