@@ -52,6 +52,7 @@
 #include "base/visit.h"
 #include "guard/guard.h"
 #include "insight/stats.h"
+#include "purge/mark.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/container_window.h"
@@ -515,6 +516,8 @@ ttl_purge_round(TtlRoundOps *ops)
 				}
 				if (ops->report)
 					ops->report(ops->arg, activity_text(cur));
+				/* the batch's transaction carries ttl's origin or not (mark.c) */
+				ttl_mark_container(cur->relid);
 				t0 = GetCurrentTimestamp();
 				round_batch(cur, round_cxt, ops->record_backoff);
 				spent_us[idx] += GetCurrentTimestamp() - t0;
