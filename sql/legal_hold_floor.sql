@@ -1,8 +1,7 @@
--- Legal holds and rule 10's due floor (run with the library preloaded:
--- REGRESS_PRELOAD).  A held expired item stays in the table and in its
--- purge index, so a floor validated after a purge round is below its key:
--- a write of its key still probes, meets it and is refused (55000), never
--- skipping the refusal (which would end in a unique violation, 23505).
+-- Legal holds and rule 10 after a purge round and VACUUM (run with the
+-- library preloaded: REGRESS_PRELOAD).  A held expired item stays in the
+-- table: a write of its key probes, meets it and is refused (55000), never
+-- a unique violation (23505); released, the write replaces it.
 -- Containers are paused: the preloaded worker purges nothing.
 SET ttl.now_override = '2030-01-01 00:00:00+00';
 CREATE TABLE lf (id text PRIMARY KEY, doc jsonb NOT NULL);
@@ -20,10 +19,7 @@ SET ttl.now_override = '2030-01-01 00:10:00+00';
 -- the round deletes the unheld expired item only
 SELECT ttl.purge('lf', 1000) AS lf_deleted, ttl.purge('lfn', 1000) AS lfn_deleted;
 SELECT 'lf' AS t, id FROM lf UNION ALL SELECT 'lfn', id FROM lfn ORDER BY 1, 2;
--- a fresh floor: VACUUM invalidates it, the next write validates it from
--- the rows present (the purge index's first key; the heap without one).
--- A new session: a backend tries a validation at most every 100 ms
--- (due_floor.c, may_try), and this one tried at the first INSERT.
+-- VACUUM, then writes of live keys in a new session
 VACUUM lf;
 VACUUM lfn;
 \c

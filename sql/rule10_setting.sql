@@ -90,10 +90,9 @@ ROLLBACK;
 INSERT INTO r10c VALUES (14, '{"code": "q"}');
 SELECT id, doc - '_ts' AS doc FROM r10c ORDER BY id;
 
--- a statement of many rows whose leaf holds due items: once it has written
--- enough rows it lists the due items' keys (the due filter) and probes only
--- keys among them; an index whose equal keys may differ in image (numeric)
--- is probed for every row
+-- a statement of many rows whose leaf holds due items, with a unique index
+-- whose equal keys may differ in image (numeric: 1.0 and 1.00): every key
+-- is probed as the index compares it
 CREATE TABLE r10f (id text PRIMARY KEY, doc jsonb NOT NULL);
 CREATE UNIQUE INDEX r10f_n ON r10f (((doc ->> 'n')::numeric));
 SELECT ttl.enable('r10f', 60);

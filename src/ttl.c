@@ -21,13 +21,11 @@
  *   needs_fmgr / fmgr   previous -> citus: around Citus's table makers
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
- *                       wait -> guard: events -> stamp: rule 10's due
- *                       floors, its shared due sets
+ *                       wait -> guard: events (rule 10 has none)
  *   callbacks           relcache: registry (cached policies), stamp (rule
- *                       10's cached leaves and due floors); syscache EXTENSIONOID:
- *                       base (the installed SQL version); xact: stamp (rule 10's
- *                       statements, due writers in flight, policy
- *                       changes' epoch), purge (a marking round's
+ *                       10's cached leaves), purge (archive fits); syscache
+ *                       EXTENSIONOID: base (the installed SQL version); xact:
+ *                       stamp (rule 10's statements, retired leaves), purge (a marking round's
  *                       origin given back at abort), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
  *   policy door         registry/policy.c <- citus (ttl_citus_ops): the
@@ -64,8 +62,6 @@
 #include "registry/registry.h"
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
-#include "stamp/due_floor.h"
-#include "stamp/due_set.h"
 #include "stamp/replace.h"
 
 PG_MODULE_MAGIC;
@@ -204,8 +200,6 @@ ttl_shmem_request(void)
 	ttl_scheduler_shmem_request();
 	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
-	ttl_floor_shmem_request();
-	ttl_due_set_shmem_request();
 }
 
 static void
@@ -216,8 +210,6 @@ ttl_shmem_startup(void)
 	ttl_scheduler_shmem_startup();
 	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
-	ttl_floor_shmem_startup();
-	ttl_due_set_shmem_startup();
 }
 
 /*

@@ -65,27 +65,6 @@ ttl_due_range(TtlDueKind kind, bool keyed, int32 default_ttl, int64 now_s)
 	return range;
 }
 
-/*
- * The ranges of the items of policy due at now_s, in purge order: the
- * inherited kind when the default is positive, the own kind, and the
- * deadline kind when the policy has a deadline property.  None when the
- * policy is off (default NULL).  out has room for TTL_DUE_KINDS.
- */
-int
-ttl_due_ranges(const TtlContainer *policy, bool keyed, int64 now_s, TtlDueRange *out)
-{
-	int			n = 0;
-
-	if (policy->default_is_null)
-		return 0;
-	if (policy->default_ttl > 0)
-		out[n++] = ttl_due_range(TTL_DUE_INHERITED, keyed, policy->default_ttl, now_s);
-	out[n++] = ttl_due_range(TTL_DUE_OWN, keyed, policy->default_ttl, now_s);
-	if (TTL_HAS_DEADLINE(policy))
-		out[n++] = ttl_due_range(TTL_DUE_DEADLINE, keyed, policy->default_ttl, now_s);
-	return n;
-}
-
 /* Resume the range at the walk value seconds (a keyset batch's last key). */
 void
 ttl_due_range_from(TtlDueRange *range, int64 seconds)

@@ -3,8 +3,8 @@
  *		The key ranges that hold the due items of a container now
  *		(due_range.c), computed in this one place for every reader of a
  *		purge or deadline index: the purge (keyset walk, bitmap walk,
- *		statement), the backlog (ttl.stats), the restore guard's estimate,
- *		ttl.preview and rule 10's look for due holders.
+ *		statement), the backlog (ttl.stats), the restore guard's estimate
+ *		and ttl.preview.
  */
 #ifndef TTL_DUE_RANGE_H
 #define TTL_DUE_RANGE_H
@@ -39,8 +39,6 @@ typedef struct TtlDueRange
 
 extern TtlDueRange ttl_due_range(TtlDueKind kind, bool keyed, int32 default_ttl,
 								 int64 now_s);
-extern int	ttl_due_ranges(const TtlContainer *policy, bool keyed, int64 now_s,
-						   TtlDueRange *out);
 extern int64 ttl_due_key(const TtlDueRange *range, int64 seconds);
 extern int64 ttl_due_seconds(const TtlDueRange *range, int64 key);
 extern void ttl_due_range_from(TtlDueRange *range, int64 seconds);

@@ -418,32 +418,15 @@ container_lock_tag(LOCKTAG *tag, Oid relid)
  * its replace lock (a policy change: never in the middle of a purge batch
  * nor of a writer replacing an item by the old policy).
  */
-static bool policy_change_pending = false;
-
 void
 ttl_lock_container(Oid relid)
 {
 	LOCKTAG		tag;
 
-	policy_change_pending = true;	/* told at the transaction's end */
 	container_lock_tag(&tag, relid);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-}
-
-/*
- * Whether this transaction took a container's policy lock (a policy change,
- * or a legal hold, an archive set): asked once at its end, which clears it.
- * Rule 10's look (stamp/) orders itself after the change by it.
- */
-bool
-ttl_policy_change_ended(void)
-{
-	bool		was = policy_change_pending;
-
-	policy_change_pending = false;
-	return was;
 }
 
 /*

@@ -65,7 +65,6 @@ extern char *ttl_relation_display_name(Oid relid);
 extern void ttl_check_relation_exists(Oid relid);
 extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);
-extern bool ttl_policy_change_ended(void);
 extern bool ttl_try_lock_container(Oid relid);
 extern void ttl_lock_container_for_replace(Oid relid);
 

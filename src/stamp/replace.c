@@ -5,17 +5,30 @@
  *		key in a unique index of the table (primary key, unique constraint,
  *		expression, partial, NULLS NOT DISTINCT, DEFERRABLE) is held by an
  *		item that is expired (rules 5 and 9, at ttl.now()), that item is
- *		deleted first, as a purge delete (purge_replace.c), so the unique
- *		check and ON CONFLICT, which look with a dirty snapshot and do not
- *		see a row deleted by the current transaction, find no conflict: the
- *		write takes effect (ON CONFLICT DO UPDATE takes its INSERT path).
- *		A BEFORE ROW trigger runs before those checks, which is why this is
- *		here.  Exclusion constraints are not looked at (they conflict as
- *		before).  The key is that of the row as it will be stored: stored
- *		generated columns are computed on the probe's copy of the row
- *		first (the executor computes them only after the BEFORE triggers),
- *		and no BEFORE ROW trigger may fire after this one (ddl/ddl_triggers.c
- *		refuses one), so nothing changes the row after it is judged.
+ *		deleted first, as a purge delete (replace_holder.c, then
+ *		purge_replace.c), so the unique check and ON CONFLICT, which look
+ *		with a dirty snapshot and do not see a row deleted by the current
+ *		transaction, find no conflict: the write takes effect (ON CONFLICT
+ *		DO UPDATE takes its INSERT path).  A BEFORE ROW trigger runs before
+ *		those checks, which is why this is here.  Exclusion constraints are
+ *		not probed: a row that overlaps an expired one conflicts as before
+ *		(23P01); only unique btree indexes are.  The key is that of the row
+ *		as it will be stored: stored generated columns are computed on the
+ *		probe's copy of the row first (the executor computes them only after
+ *		the BEFORE triggers), and no BEFORE ROW trigger may fire after this
+ *		one (ddl/ddl_triggers.c refuses one), so nothing changes the row
+ *		after it is judged.
+ *
+ * Exact by construction: every row probes every unique index it has a key
+ * in, so every holder that is in the index when the row is checked is
+ * judged by the rules.  Nothing is remembered between rows, statements or
+ * backends (no floor, no look, no shared memory): there is nothing to keep
+ * up to date, and nothing one database could disturb in another.  What is
+ * left is the race that core's own check has before the insertion: a
+ * holder that reaches the index after this row's probe and before the
+ * row's own insertion is not seen here; the unique check then waits for
+ * it and raises 23505 (ON CONFLICT handles it) as for any concurrent
+ * writer of the key (src/stamp/README.md).
  *
  * The probe is core's (check_exclusion_or_unique_constraint in
  * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
@@ -23,72 +36,71 @@
  * whose inserting or deleting transaction is in progress is waited for,
  * then looked up again; so is a speculative insertion.  A holder that is
  * not expired is left to the unique check (23505, ON CONFLICT), as before.
- * An UPDATE never looks at its own old row.
+ * An UPDATE never looks at its own old row.  Cost: one more descent of
+ * each unique index per row, about 10,000 instructions on a text key
+ * (src/stamp/README.md; bench row 14, docs/benchmarks.md).  Where keys
+ * are never written twice, ttl.set_replace_expired(container, false)
+ * turns rule 10 off (the registry's replace_expired).
  *
- * Cost: a probe is one more descent of each unique index per row (on a
- * text key about what the insertion's own unique check costs: callgrind,
- * bench/callgrind-rule10).  First, the leaf's due floor (due_floor.c, in
- * shared memory with the preload): every row lowers it to its purge key,
- * and while it is valid and above the due keys of now nothing of the leaf
- * is due, so no row probes; that serves single-row statements and the
- * append-only containers.  Without a valid floor, from its second row on,
- * a statement looks whether its leaf holds any due item at all (the purge
- * index's key ranges and the deadline index); when none, it probes no more
- * while the look holds ("the look's guard" in replace_look.c; never without
- * the preload, nor on a Citus shard: those probe every row).  Where keys
- * are never written twice, ttl.set_replace_expired(container, false) turns
- * rule 10 off (the setting is the registry's, replace_expired).
+ * Files, one phase each: replace.c (this: the statement's state, the only
+ * one, and the probe of one row), replace_leaf.c (the leaf's cache),
+ * replace_holder.c (an expired holder replaced, or why not),
+ * replace_running.c (the statements running, their ON CONFLICT).
  *
- * Files, one phase each: replace.c (this: the statement's state and the
- * steps of one row), replace_leaf.c (the leaf's cache), replace_look.c
- * (the shortcut, the due filter, the look's guard), replace_probe.c (the
- * probe and the replacement), replace_running.c (the statements running,
- * their ON CONFLICT); due_floor.c and due_set.c (shared memory).
- *
- * Kept per leaf across statements (replace_leaf.c): the unique
- * indexes with their IndexInfo, an EState of the cache's own for their
- * expressions and predicates, the row type and the leaf's ancestors.  Per
- * statement (the trigger's FmgrInfo lives as long as the statement's
+ * Per statement (the trigger's FmgrInfo lives as long as the statement's
  * result relation, one per leaf partition): the container's policy as
  * cached (registry.c; pending invalidations processed first, so a
  * prepared statement re-run in a transaction that holds its locks sees a
  * change committed meanwhile) or carried by a Citus shard's trigger, and
- * two slots.  Nothing is probed for a container whose default is NULL (nothing
- * is expired there) or whose setting is off, nor in a database whose
- * extension SQL is older than 1.7 (the library serves it unchanged: rule
- * 10 takes effect with ALTER EXTENSION ttl UPDATE: base/sql_version.c).
+ * two slots.  Nothing is probed for a container whose default is NULL
+ * (nothing is expired there) or whose setting is off, nor in a database
+ * whose extension SQL is older than 1.7 (the library serves it unchanged:
+ * rule 10 takes effect with ALTER EXTENSION ttl UPDATE: base/sql_version.c).
  *
  * Locking: the probe reads the indexes the statement has opened
- * (RowExclusiveLock) without locking them again.  Before a replacement
- * the writer takes the container's replace lock (registry.c;
- * RowExclusiveLock, which only a policy change conflicts with) and reads
- * the policy as committed now: a writer never replaces by a policy that
- * a concurrent change has made stale, and a policy change waits for the
- * writers that replaced by the old one.  The delete itself waits for
- * whoever holds the row (purge_replace.c).  A container the restore guard
- * holds replaces nothing: the write conflicts (23505, the detail naming
- * the hold) unless its ON CONFLICT clause covers that index.
+ * (RowExclusiveLock) without locking them again; a busy holder's writer is
+ * waited for as core's unique check waits.  A replacement's locks are
+ * replace_holder.c's.
  */
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/relscan.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "executor/executor.h"
-#include "executor/nodeModifyTable.h"
-#include "utils/builtins.h"
+#include "storage/lmgr.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "base/compat.h"
 #include "base/settings.h"
 #include "base/sql_version.h"
+#include "document/deadline.h"
 #include "registry/policy.h"
 #include "registry/trigger_args.h"
-#include "stamp/replace_look.h"
-#include "stamp/replace_probe.h"
+#include "stamp/replace.h"
+#include "stamp/replace_holder.h"
+#include "stamp/replace_leaf.h"
 #include "stamp/replace_running.h"
+
+/* The statement's state: written here only. */
+struct TtlReplaceState
+{
+	bool		active;			/* false: nothing to do for this statement */
+	Oid			container;		/* the registered table, or a Citus shard */
+	bool		from_trigger;	/* the policy is the trigger's (a piece of a
+								 * distributed container) */
+	TtlContainer policy;		/* as the statement found it, then as committed
+								 * (replace_holder.c reads it again) */
+	int64		now_seconds;
+	AttrNumber	doc_attnum;
+	LeafInfo   *leaf;
+	TupleTableSlot *new_slot;	/* the row being written */
+	TupleTableSlot *holder_slot;	/* a row holding its key */
+};
 
 /* An xact callback (ttl.c registers it). */
 void
@@ -98,15 +110,7 @@ ttl_replace_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
-	{
 		ttl_leaf_free_retired();
-		/* the rows are in the indexes (or gone): no look need wait for them */
-		ttl_floor_xact_end();
-		/* after the commit is visible: a look re-reads the policy */
-		if (ttl_policy_change_ended() &&
-			(event == XACT_EVENT_COMMIT || event == XACT_EVENT_PARALLEL_COMMIT))
-			ttl_floor_policy_changed();
-	}
 }
 
 /* A subxact callback (ttl.c registers it). */
@@ -114,14 +118,9 @@ void
 ttl_replace_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 							 SubTransactionId parentSubid, void *arg)
 {
-	int			level = GetCurrentTransactionNestLevel();
-
-	if (event != SUBXACT_EVENT_ABORT_SUB)
-		return;
-	ttl_running_pop_level(level);
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		ttl_running_pop_level(GetCurrentTransactionNestLevel());
 }
-
-/* ---- the statement's state ---- */
 
 /*
  * Build the statement's state in mcxt: which container and policy, whether
@@ -131,7 +130,6 @@ static TtlReplaceState *
 build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 {
 	Relation	rel = trigdata->tg_relation;
-	Trigger    *trigger = trigdata->tg_trigger;
 	TtlReplaceState *state = MemoryContextAllocZero(mcxt, sizeof(TtlReplaceState));
 	LeafInfo   *leaf;
 	MemoryContext old;
@@ -147,14 +145,10 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	 * statement's first row.
 	 */
 	AcceptInvalidationMessages();
-	/* before the policy is read: a change committed later is seen */
-	state->epoch_seen = ttl_floor_epoch();
-	/* a leaf with a floor lowers it with every row, whatever else holds */
-	state->floor = ttl_floor_find(RelationGetRelid(rel), false);
 	if (!ttl_sql_at_least(1, 7))
 		return state;
-	leaf = ttl_leaf_info(rel, doc_attnum);
-	ttl_trigger_args_read(rel, trigger, &args);
+	leaf = ttl_leaf_info(rel);
+	ttl_trigger_args_read(rel, trigdata->tg_trigger, &args);
 	if (args.has_policy)
 	{
 		/* a distributed container's piece: the policy is the trigger's */
@@ -170,20 +164,12 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	/* the container of the leaf: the first of its ancestors the registry knows */
 	else if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
 		return state;
-	/*
-	 * A container's leaf gets its floor's slot whatever else holds, so that
-	 * an inactive statement lowers it too while a nested one validates it.
-	 */
-	if (state->floor == NULL && !state->from_trigger)
-		state->floor = ttl_floor_find(RelationGetRelid(rel), true);
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
 	if (state->policy.default_is_null || !state->policy.replace_expired ||
 		leaf->nindexes == 0)
 		return state;
 	state->leaf = leaf;
-	/* due rows are announced, whether this statement replaces or not */
-	state->announce = !state->from_trigger;
 	state->now_seconds = ttl_current_unix_seconds();
 	/* the slots are the statement's: nothing kept holds a buffer pin */
 	old = MemoryContextSwitchTo(mcxt);
@@ -191,90 +177,131 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	state->holder_slot = MakeSingleTupleTableSlot(leaf->desc, leaf->table_ops);
 	MemoryContextSwitchTo(old);
 	state->active = true;
-	state->next_filter = FILTER_FIRST_TRY;
-	/* the due floor (due_floor.c); not for a deadline property nor a shard */
-	if (!state->from_trigger && !TTL_HAS_DEADLINE(&state->policy))
-	{
-		if (state->floor != NULL)
-			state->floor_usable = ttl_floor_validate(state->floor, rel, leaf->purge_index,
-													 doc_attnum);
-	}
 	return state;
 }
 
-/* The look, the filter and the probes for one row (ttl_replace_expired). */
-static void
-replace_for_row(TtlReplaceState *state, MemoryContext mcxt, TriggerData *trigdata,
-				HeapTuple newtuple)
+/* Whether the row in the holder slot is expired under the policy now. */
+static bool
+holder_expired(TtlReplaceState *state, TupleTableSlot *slot)
 {
+	bool		isnull;
+	Datum		doc = slot_getattr(slot, state->doc_attnum, &isnull);
+	int64		expiry;
+
+	if (isnull)
+		return false;
+	return ttl_datum_expiry_with_deadline(doc, state->policy.default_is_null,
+										  state->policy.default_ttl,
+										  TTL_HAS_DEADLINE(&state->policy) ?
+										  state->policy.deadline_property : NULL,
+										  &expiry) &&
+		expiry <= state->now_seconds;
+}
+
+/*
+ * Probe one unique index for the key (values, isnull) and replace an
+ * expired holder; self is the UPDATE's old row (never a holder).
+ */
+static void
+probe_index(TtlReplaceState *state, Relation rel, Relation index, IndexInfo *info,
+			Datum *values, bool *isnull, ItemPointer self)
+{
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	ScanKeyData scankeys[INDEX_MAX_KEYS];
+	SnapshotData dirty;
+	ItemPointerData tried;
+	int			i;
+
+	ItemPointerSetInvalid(&tried);
+	for (i = 0; i < nkeys; i++)
+	{
+		if (isnull[i] && !info->ii_NullsNotDistinct)
+			return;				/* a NULL key conflicts with nothing */
+		ScanKeyEntryInitialize(&scankeys[i], isnull[i] ? SK_ISNULL | SK_SEARCHNULL : 0,
+							   i + 1, info->ii_UniqueStrats[i], InvalidOid,
+							   index->rd_indcollation[i], info->ii_UniqueProcs[i],
+							   values[i]);
+	}
+	InitDirtySnapshot(dirty);
+	for (;;)
+	{
+		IndexScanDesc scan;
+		TransactionId xwait = InvalidTransactionId;
+		uint32		token = 0;
+		bool		found = false;
+		bool		expired = false;
+		ItemPointerData tid;
+
+		ItemPointerSetInvalid(&tid);
+		scan = ttl_index_beginscan(rel, index, &dirty, nkeys, 0);
+		index_rescan(scan, scankeys, nkeys, NULL, 0);
+		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
+		{
+			if (self != NULL && ItemPointerEquals(&state->holder_slot->tts_tid, self))
+				continue;
+			tid = state->holder_slot->tts_tid;
+			xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
+			token = dirty.speculativeToken;
+			if (!TransactionIdIsValid(xwait))
+				expired = holder_expired(state, state->holder_slot);
+			found = true;
+			break;
+		}
+		ExecClearTuple(state->holder_slot);
+		index_endscan(scan);
+		if (!found)
+			return;				/* no holder: nothing conflicts */
+		if (TransactionIdIsValid(xwait))
+		{
+			/* its writer is busy: wait, then look at its newest version */
+			if (token != 0)
+				SpeculativeInsertionWait(dirty.xmin, token);
+			else
+				XactLockTableWait(xwait, rel, &tid, XLTW_InsertIndex);
+			continue;
+		}
+		if (!expired)
+			return;				/* a live item: it conflicts, as before */
+		if (ItemPointerEquals(&tid, &tried))
+		{
+			/* its delete was refused: it conflicts (replace_holder.c) */
+			ttl_holder_refused(state->container, rel, index, values, isnull);
+			return;
+		}
+		switch (ttl_replace_holder(state->container, state->from_trigger, &state->policy,
+								   state->now_seconds, rel, index, &tid, values, isnull))
+		{
+			case TTL_HOLDER_GONE:
+			case TTL_HOLDER_CONFLICTS:
+				return;
+			case TTL_HOLDER_STOP:
+				state->active = false;	/* disabled or off meanwhile */
+				return;
+			case TTL_HOLDER_LOOK_AGAIN:
+				tried = tid;	/* changed meanwhile, or refused */
+				break;
+		}
+	}
+}
+
+/*
+ * Rule 10 for the row a stamp trigger returns (see the file header).
+ * *statep is the statement's state, built in mcxt on the first row.
+ */
+void
+ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *trigdata,
+					int doc_attnum, HeapTuple newtuple)
+{
+	TtlReplaceState *state = *statep;
 	Relation	rel = trigdata->tg_relation;
 	ExprContext *econtext;
 	ItemPointer self = NULL;
-	bool		relook = false;
 	int			i;
 
+	if (state == NULL)
+		*statep = state = build_state(mcxt, trigdata, doc_attnum);
 	if (!state->active)
 		return;
-	/* nothing of the leaf is due (the floor): no holder can be expired */
-	if (state->floor_usable &&
-		ttl_floor_nothing_due(state->floor, RelationGetRelid(rel),
-							  state->policy.default_ttl, state->now_seconds))
-		return;
-
-	/* a look that no longer holds is dropped: this row is looked at anew */
-	++state->rows;
-	if (state->look != LOOK_NONE && !ttl_floor_look_holds(state->floor, &state->mark))
-	{
-		state->look = LOOK_NONE;
-		state->filters = NULL;
-		state->next_filter = Max(state->rows * 2, FILTER_FIRST_TRY);
-		relook = true;
-	}
-	if (state->look == LOOK_NOTHING_DUE)
-		return;
-
-	/*
-	 * The per-statement shortcut: from a statement's second row on, nothing
-	 * is probed while the leaf holds nothing due (looked at once, and again
-	 * when the look stops holding).  A one-row statement probes at once:
-	 * that costs it less than the look.
-	 */
-	if (state->rows == 2 || relook || state->rows == state->next_look)
-	{
-		if (!ttl_look_begin(state, rel))
-			state->next_look = state->rows * 2;	/* probe meanwhile */
-		else
-		{
-			if (!ttl_look_may_hold_due(state, rel))
-			{
-				state->look = LOOK_NOTHING_DUE;
-				return;
-			}
-			if (state->rows == 2)
-			{
-				/* a statement planned to write many rows tries the filter at once */
-				double		planned = ttl_running_rows(state->leaf->ancestors,
-													 state->leaf->nancestors);
-
-				if (planned >= FILTER_FIRST_TRY &&
-					ttl_look_make_filters(state, rel, mcxt,
-								 (int64) Min(planned, 1e8) * FILTER_PLANNED_RATIO))
-					state->look = LOOK_FILTER;
-			}
-		}
-		if (!state->active)
-			return;
-	}
-	else if (state->rows == state->next_filter && state->filters == NULL)
-	{
-		if (ttl_look_begin(state, rel) &&
-			ttl_look_make_filters(state, rel, mcxt, state->rows * FILTER_RATIO))
-			state->look = LOOK_FILTER;
-		else
-			state->next_filter *= FILTER_STEP;
-		if (!state->active)
-			return;
-	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		self = &trigdata->tg_trigtuple->t_self;
 	econtext = GetPerTupleExprContext(state->leaf->estate);
@@ -298,31 +325,10 @@ replace_for_row(TtlReplaceState *state, MemoryContext mcxt, TriggerData *trigdat
 		if (u->predicate != NULL && !ExecQual(u->predicate, econtext))
 			continue;			/* not in this partial index */
 		FormIndexDatum(u->info, state->new_slot, state->leaf->estate, values, isnull);
-		if (!ttl_look_filter_may_hold(state, i, values, isnull))
-			continue;			/* no due item holds that key: nothing to probe */
 		index = index_open(u->indexoid, NoLock);
-		ttl_probe_index(state, rel, index, u, values, isnull, self);
+		probe_index(state, rel, index, u->info, values, isnull, self);
 		index_close(index, NoLock);
 	}
 	ExecClearTuple(state->new_slot);
 	ResetExprContext(econtext);
-}
-
-/*
- * Rule 10 for the row a stamp trigger returns (see the file header).
- * *statep is the statement's state, built in mcxt on the first row.  The
- * row lowers the floor and is announced after its probes, which may wait
- * for other writers: as late as can be before it is inserted.
- */
-void
-ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *trigdata,
-					int doc_attnum, HeapTuple newtuple)
-{
-	TtlReplaceState *state = *statep;
-
-	if (state == NULL)
-		*statep = state = build_state(mcxt, trigdata, doc_attnum);
-	replace_for_row(state, mcxt, trigdata, newtuple);
-	if (state->floor != NULL)
-		ttl_look_before_write(state, trigdata->tg_relation, newtuple);
 }

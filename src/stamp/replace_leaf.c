@@ -1,12 +1,11 @@
 /*
  * replace_leaf.c
  *		Rule 10's leaf cache: per leaf (a container's table or partition),
- *		its unique btree indexes ready to probe (IndexInfo, predicate, the
- *		key images the due filter hashes), the row type, its ancestors and
- *		its btree purge index, the expressions of its stored generated
- *		columns, kept across statements and transactions and
- *		dropped by the leaf's relcache invalidation (ttl.c's callback, which
- *		also invalidates the leaf's due floor).
+ *		its unique btree indexes ready to probe (IndexInfo, predicate), the
+ *		row type, its ancestors, the expressions of its stored generated
+ *		columns, kept across statements and transactions and dropped by the
+ *		leaf's relcache invalidation (ttl.c's callback).  Backend-local: it
+ *		holds definitions, never what a leaf's rows are.
  *
  * Locking: the indexes are opened with RowExclusiveLock while the entry
  * is built (the statement holds the table); nothing kept holds a lock, a
@@ -16,7 +15,6 @@
 #include "postgres.h"
 
 #include "access/genam.h"
-#include "access/nbtree.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/partition.h"
@@ -27,8 +25,8 @@
 #include "utils/rel.h"
 
 #include "base/compat.h"
-#include "document/purge_key.h"
-#include "stamp/replace_state.h"
+#include "stamp/replace.h"
+#include "stamp/replace_leaf.h"
 
 /* ---- the leaf's cache ---- */
 
@@ -71,7 +69,6 @@ ttl_replace_invalidate(Datum arg, Oid relid)
 {
 	LeafEntry  *entry;
 
-	ttl_floor_invalidate(relid);
 	if (leaf_cache == NULL)
 		return;
 	if (relid != InvalidOid)
@@ -104,27 +101,8 @@ ttl_leaf_free_retired(void)
 }
 
 /* The unique btree indexes of rel, with what the probe needs. */
-/*
- * How the filter hashes the index's key columns (their images), kept so
- * that a row the filter clears does not open the index at all.
- */
 static void
-load_key_images(ReplaceIndex *u, Relation index)
-{
-	int			i;
-
-	u->nkeys = IndexRelationGetNumberOfKeyAttributes(index);
-	for (i = 0; i < u->nkeys; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), i);
-
-		u->keybyval[i] = att->attbyval;
-		u->keylen[i] = att->attlen;
-	}
-}
-
-static void
-load_indexes(LeafInfo *leaf, Relation rel, AttrNumber doc_attnum)
+load_indexes(LeafInfo *leaf, Relation rel)
 {
 	List	   *indexes = RelationGetIndexList(rel);
 	ListCell   *lc;
@@ -144,19 +122,15 @@ load_indexes(LeafInfo *leaf, Relation rel, AttrNumber doc_attnum)
 			BuildSpeculativeIndexInfo(index, u->info);
 			if (u->info->ii_Predicate != NIL)
 				u->predicate = ExecPrepareQual(u->info->ii_Predicate, leaf->estate);
-			u->equalimage = _bt_allequalimage(index, false);
-			load_key_images(u, index);
 			leaf->nindexes++;
 		}
-		else if (ttl_purge_index_kind(index, doc_attnum) == TTL_INDEX_KEY)
-			leaf->purge_index = RelationGetRelid(index);
 		index_close(index, NoLock);
 	}
 	list_free(indexes);
 }
 
 static LeafInfo *
-build_leaf(Relation rel, AttrNumber doc_attnum)
+build_leaf(Relation rel)
 {
 	MemoryContext mcxt = AllocSetContextCreate(CacheMemoryContext, "ttl rule 10 leaf",
 											   ALLOCSET_SMALL_SIZES);
@@ -174,7 +148,7 @@ build_leaf(Relation rel, AttrNumber doc_attnum)
 	leaf->estate = CreateExecutorState();
 	leaf->desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	leaf->table_ops = table_slot_callbacks(rel);
-	load_indexes(leaf, rel, doc_attnum);
+	load_indexes(leaf, rel);
 	/*
 	 * A unique key may be (or read) a stored generated column, which the
 	 * executor computes only after the BEFORE triggers: the probe computes
@@ -196,7 +170,7 @@ build_leaf(Relation rel, AttrNumber doc_attnum)
 
 /* The leaf's cached entry, built if missing. */
 LeafInfo *
-ttl_leaf_info(Relation rel, AttrNumber doc_attnum)
+ttl_leaf_info(Relation rel)
 {
 	Oid			relid = RelationGetRelid(rel);
 	LeafEntry  *entry;
@@ -215,7 +189,7 @@ ttl_leaf_info(Relation rel, AttrNumber doc_attnum)
 	if (entry != NULL)
 		return entry->info;
 	/* built first: building may take invalidations, which edit the hash */
-	leaf = build_leaf(rel, doc_attnum);
+	leaf = build_leaf(rel);
 	entry = hash_search(leaf_cache, &relid, HASH_ENTER, &found);
 	if (found)
 	{

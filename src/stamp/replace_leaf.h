@@ -15,10 +15,6 @@ typedef struct ReplaceIndex
 	Oid			indexoid;
 	IndexInfo  *info;			/* with the equality operators of its keys */
 	ExprState  *predicate;		/* a partial index's, or NULL */
-	bool		equalimage;		/* equal keys have equal images (the filter) */
-	int			nkeys;			/* its key columns, as the filter hashes them */
-	bool		keybyval[INDEX_MAX_KEYS];
-	int16		keylen[INDEX_MAX_KEYS];
 } ReplaceIndex;
 
 /*
@@ -36,13 +32,12 @@ typedef struct LeafInfo
 	const TupleTableSlotOps *table_ops;
 	int			nindexes;
 	ReplaceIndex *indexes;
-	Oid			purge_index;	/* the btree on ttl.doc_purge_key, or none */
 	ResultRelInfo *generated;	/* its stored generated columns' expressions
 								 * (ri_RelationDesc set per use), or NULL */
 } LeafInfo;
 
 
-extern LeafInfo *ttl_leaf_info(Relation rel, AttrNumber doc_attnum);
+extern LeafInfo *ttl_leaf_info(Relation rel);
 extern void ttl_leaf_free_retired(void);
 
 #endif							/* TTL_REPLACE_LEAF_H */

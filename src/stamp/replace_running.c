@@ -2,10 +2,9 @@
  * replace_running.c
  *		Rule 10's view of the statements running in this backend: a stack
  *		of the INSERT and UPDATE statements being executed (ExecutorStart /
- *		ExecutorEnd steps of ttl.c's hooks), with their ON CONFLICT clause
- *		and the rows their plan expects, so that the restore guard's error
- *		is not raised for a conflict ON CONFLICT handles, and the due filter
- *		knows a statement's size.
+ *		ExecutorEnd steps of ttl.c's hooks), with their ON CONFLICT clause,
+ *		so that rule 10's errors are not raised for a conflict ON CONFLICT
+ *		handles, and DO UPDATE never merges into an expired item.
  *
  * Locking: none; backend-local memory (TopMemoryContext), popped at
  * ExecutorEnd and at the abort of the (sub)transaction that pushed it.
@@ -21,8 +20,8 @@
 #include "utils/memutils.h"
 
 #include "base/compat.h"
+#include "stamp/replace.h"
 #include "stamp/replace_running.h"
-#include "stamp/replace_state.h"
 
 /* ---- ON CONFLICT of the statement running now (for the guard's error) ---- */
 
@@ -43,8 +42,6 @@ typedef struct RunningWrite
 	bool		do_update;		/* ON CONFLICT DO UPDATE (not DO NOTHING) */
 	Oid			target;			/* the ON CONFLICT statement's table */
 	List	   *arbiters;		/* its arbiter indexes; NIL: all */
-	Oid			written;		/* the table it writes (ModifyTable's) */
-	double		est_rows;		/* the rows it is planned to write */
 } RunningWrite;
 
 static RunningWrite *running = NULL;
@@ -79,11 +76,6 @@ ttl_replace_executor_started(QueryDesc *queryDesc, int eflags)
 
 		w->query = queryDesc;
 		w->nest_level = GetCurrentTransactionNestLevel();
-		if (plan != NULL && IsA(plan, ModifyTable) && plan->lefttree != NULL)
-		{
-			w->written = rt_fetch(((ModifyTable *) plan)->nominalRelation, stmt->rtable)->relid;
-			w->est_rows = plan->lefttree->plan_rows;
-		}
 		if (plan != NULL && IsA(plan, ModifyTable) &&
 			((ModifyTable *) plan)->onConflictAction != ONCONFLICT_NONE)
 		{
@@ -144,26 +136,6 @@ ttl_running_covers(Oid container, Oid leaf, Oid index, bool *do_update)
 			return true;
 	}
 	return false;
-}
-
-/*
- * The rows the running statement is planned to write into leaf (one of
- * ancestors, nearest first, is its target), or 0 when unknown (COPY, whose
- * rows nobody estimates, or a statement writing another table).
- */
-double
-ttl_running_rows(const Oid *ancestors, int nancestors)
-{
-	int			i;
-
-	if (running == NULL || running->est_rows <= 0)
-		return 0;
-	for (i = 0; i < nancestors; i++)
-	{
-		if (ancestors[i] == running->written)
-			return running->est_rows;
-	}
-	return 0;
 }
 
 /* Forget every statement (the transaction's end). */

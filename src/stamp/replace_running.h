@@ -1,7 +1,7 @@
 /*
  * replace_running.h
  *		The INSERT and UPDATE statements running (replace_running.c): their
- *		ON CONFLICT clause and planned rows, for rule 10.  Internal to stamp/.
+ *		ON CONFLICT clause, for rule 10.  Internal to stamp/.
  */
 #ifndef TTL_REPLACE_RUNNING_H
 #define TTL_REPLACE_RUNNING_H
@@ -9,6 +9,5 @@
 extern void ttl_running_pop_all(void);
 extern void ttl_running_pop_level(int level);
 extern bool ttl_running_covers(Oid container, Oid leaf, Oid index, bool *do_update);
-extern double ttl_running_rows(const Oid *ancestors, int nancestors);
 
 #endif							/* TTL_REPLACE_RUNNING_H */
