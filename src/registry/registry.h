@@ -10,6 +10,14 @@
 
 #include "nodes/pg_list.h"
 
+/* 1.9: what the purge does with a leaf whose every item has expired. */
+typedef enum TtlRetireMode
+{
+	TTL_RETIRE_OFF,				/* delete its rows (the default) */
+	TTL_RETIRE_DROP,			/* detach it, then drop it */
+	TTL_RETIRE_DETACH			/* detach it and record it (ttl.retired) */
+} TtlRetireMode;
+
 /* The longest deadline property name (bytes), as kept in the cache. */
 #define TTL_DEADLINE_PROPERTY_MAX 255
 
@@ -36,6 +44,8 @@ typedef struct TtlContainer
 	float4		hold_fraction;
 	/* 1.8, the archive: purged rows go to this table first, or InvalidOid */
 	Oid			archive;
+	/* 1.9, ttl.set_retire: whole leaves retired (purge_retire.c) */
+	TtlRetireMode retire;
 } TtlContainer;
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
@@ -47,6 +57,8 @@ extern bool ttl_read_container(Oid relid, TtlContainer *out);
 extern List *ttl_list_containers(bool due_only);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern char *ttl_relation_display_name(Oid relid);
+extern const char *ttl_retire_mode_name(TtlRetireMode mode);
+extern bool ttl_retire_mode_parse(const char *name, TtlRetireMode *mode);
 extern void ttl_check_relation_exists(Oid relid);
 extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);
