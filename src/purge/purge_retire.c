@@ -48,6 +48,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -63,9 +64,11 @@
 #include "registry/registry.h"
 
 /*
- * How long the step waits for the AccessExclusiveLock of a leaf's parent:
- * every query of the container queues behind a waiting request, so the
- * wait is short; a busy container is retired in a later round.
+ * How long the round's step waits for the AccessExclusiveLock of a leaf's
+ * parent: every query of the container queues behind a waiting request,
+ * so the wait is short; a busy container is retired in a later round.
+ * ttl.purge() waits as long as its caller's lock_timeout says, this long
+ * when that is 0 (no limit): the caller chose to hold the lock.
  */
 #define RETIRE_LOCK_TIMEOUT_MS 100
 
@@ -83,6 +86,7 @@ typedef struct RetireOne
 	const TtlContainer *policy;
 	int64		now_seconds;
 	Candidate  *candidate;
+	int			lock_timeout_ms;
 	bool		retired;		/* out */
 	const char *kept;			/* out: why the check under the lock kept it */
 } RetireOne;
@@ -148,7 +152,7 @@ retire_one(void *arg)
 	char	   *leaf_name;
 	int			nestlevel = NewGUCNestLevel();
 
-	(void) set_config_option("lock_timeout", psprintf("%d", RETIRE_LOCK_TIMEOUT_MS),
+	(void) set_config_option("lock_timeout", psprintf("%d", one->lock_timeout_ms),
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	parent = get_partition_parent(leaf, false);
 	LockRelationOid(parent, AccessExclusiveLock);
@@ -243,9 +247,14 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 	candidates = look_for_candidates(cur, &policy, busy);
 	foreach(lc, candidates)
 	{
-		RetireOne	one = {cur->relid, &policy, cur->now_seconds, lfirst(lc), false, NULL};
-		ErrorData  *edata = ttl_subxact_run(retire_one, &one, CurrentMemoryContext, false);
+		RetireOne	one = {cur->relid, &policy, cur->now_seconds, lfirst(lc),
+		RETIRE_LOCK_TIMEOUT_MS, false, NULL};
+		ErrorData  *edata;
 
+		/* ttl.purge(), which does not honour a pause: the caller's wait */
+		if (!cur->honour_pause && LockTimeout > 0)
+			one.lock_timeout_ms = LockTimeout;
+		edata = ttl_subxact_run(retire_one, &one, CurrentMemoryContext, false);
 		if (edata != NULL && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 		{
 			/* busy: every query of the container would queue behind us */
