@@ -53,11 +53,13 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "base/run_as.h"
 #include "base/sql_version.h"
 #include "base/subxact.h"
 #include "insight/stats.h"
+#include "purge/mark.h"
 #include "purge/purge_internal.h"
 #include "registry/leaf_owner.h"
 #include "registry/policy.h"
@@ -123,6 +125,24 @@ qualified_name(Oid relid)
 									  get_rel_name(relid));
 }
 
+/* The partition bound of leaf as pg_get_expr() prints it ("FOR VALUES ..."). */
+static char *
+partition_bound_text(Oid leaf)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(leaf));
+	Datum		bound;
+	bool		isnull;
+	char	   *printed;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", leaf);
+	bound = SysCacheGetAttr(RELOID, tuple, Anum_pg_class_relpartbound, &isnull);
+	printed = isnull ? pstrdup("") :
+		TextDatumGetCString(DirectFunctionCall2(pg_get_expr, bound, ObjectIdGetDatum(leaf)));
+	ReleaseSysCache(tuple);
+	return printed;
+}
+
 static void
 record_retired(Oid container, const char *leaf, TtlRetireMode mode, int64 items)
 {
@@ -150,6 +170,7 @@ retire_one(void *arg)
 	Oid			leaf = one->candidate->leaf;
 	Oid			parent;
 	char	   *leaf_name;
+	char	   *bound;
 	int			nestlevel = NewGUCNestLevel();
 
 	(void) set_config_option("lock_timeout", psprintf("%d", one->lock_timeout_ms),
@@ -170,10 +191,14 @@ retire_one(void *arg)
 	if (one->kept != NULL)
 		return;
 	leaf_name = qualified_name(leaf);
+	bound = partition_bound_text(leaf);
 	run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s", qualified_name(parent), leaf_name));
 	if (one->policy->retire == TTL_RETIRE_DROP)
 		run_ddl(psprintf("DROP TABLE %s", leaf_name));
 	record_retired(one->container, leaf_name, one->policy->retire, one->candidate->items);
+	/* one message in the change stream for the whole leaf (mark.c) */
+	ttl_mark_retired(one->container, leaf_name, bound,
+					 ttl_retire_mode_name(one->policy->retire), one->candidate->items);
 	one->retired = true;
 }
 
