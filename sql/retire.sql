@@ -133,6 +133,30 @@ SELECT ttl.purge('rt.sessions');
 SELECT to_regclass('rt.sessions_d9') IS NOT NULL AS d9_kept, (SELECT count(*) FROM rt.sessions_d9) AS d9_items;
 SELECT count(*) AS retired FROM ttl.retired WHERE container = 'rt.sessions'::regclass;
 
+-- a leaf that comes fully due within one default lifetime keeps its
+-- expired rows (hidden) until it retires with them, instead of losing them
+-- one by one: d10 has items written at 00:00 and at 00:30, the hour's
+-- default; at 01:10 the first are due, the last within the hour
+-- (the GIN index that probes the legal hold is back)
+SET ttl.now_override = '2030-01-05 00:00:00+00';
+SET ROLE regress_ttl_rt_owner;
+CREATE INDEX sessions_doc_gin ON rt.sessions USING gin (doc jsonb_path_ops);
+CREATE TABLE rt.sessions_d10 PARTITION OF rt.sessions FOR VALUES FROM ('2029-12-10') TO ('2029-12-11');
+INSERT INTO rt.sessions (id, created_at, doc)
+SELECT 1000 + g, '2029-12-10 12:00+00', '{"user": "j"}' FROM generate_series(1, 4) g;
+RESET ROLE;
+SET ttl.now_override = '2030-01-05 00:30:00+00';
+INSERT INTO rt.sessions (id, created_at, doc) VALUES (1005, '2029-12-10 12:00+00', '{"user": "j"}');
+RESET ROLE;
+SET ttl.now_override = '2030-01-05 01:10:00+00';
+SELECT ttl.purge('rt.sessions');
+SELECT count(*) AS d10_rows, count(*) FILTER (WHERE ttl.is_expired('rt.sessions', doc)) AS d10_expired
+  FROM rt.sessions_d10;
+SELECT count(*) AS d10_live FROM rt.sessions_live WHERE id > 1000;
+SET ttl.now_override = '2030-01-05 01:40:00+00';
+SELECT ttl.purge('rt.sessions');
+SELECT to_regclass('rt.sessions_d10') AS d10, (SELECT items FROM ttl.retired WHERE leaf = 'rt.sessions_d10') AS items;
+
 -- detach mode, through the round (CALL ttl.run_purge): the leaf stays,
 -- detached, under its name, with its rows
 SET ttl.now_override = '2030-01-01 00:00:00+00';

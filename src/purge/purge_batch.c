@@ -493,6 +493,8 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 
 		(void) ttl_retire_step(&cur, &busy);
 	}
+	else
+		ttl_retire_forget(relid);	/* no look: no leaf waits for one */
 
 	/*
 	 * One statement per purge index, not batches: within one transaction a

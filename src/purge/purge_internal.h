@@ -232,6 +232,8 @@ extern const char *ttl_retire_leaf_due(Oid leaf, const TtlContainer *policy, int
 
 /* purge_retire.c: the retire step of a batch or a ttl.purge() */
 extern int	ttl_retire_step(PurgeCursor *cur, bool *busy);
+extern bool ttl_retire_defers(Oid container, Oid leaf);
+extern void ttl_retire_forget(Oid container);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

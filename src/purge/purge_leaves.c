@@ -115,6 +115,9 @@ direct_leaves(Relation root, const char **obstacle)
 		 */
 		if (!ttl_batch_leaf_fits(relid, child))
 			continue;
+		/* about to be retired whole: its rows leave with it */
+		if (ttl_retire_defers(relid, child))
+			continue;
 		if (relkind != RELKIND_RELATION)
 		{
 			*obstacle = "a partition is not a plain table";

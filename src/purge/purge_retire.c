@@ -74,6 +74,75 @@
  */
 #define RETIRE_LOCK_TIMEOUT_MS 100
 
+/*
+ * The leaves whose rows the row batches leave to retirement (see
+ * ttl_retire_defers), as (container, leaf) pairs, kept in
+ * TopMemoryContext from one look at a container to the next.
+ */
+static List *deferred_containers = NIL;
+static List *deferred_leaves = NIL;
+
+static void
+forget_deferred(Oid container)
+{
+	List	   *containers = NIL;
+	List	   *leaves = NIL;
+	ListCell   *c;
+	ListCell   *l;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	forboth(c, deferred_containers, l, deferred_leaves)
+	{
+		if (lfirst_oid(c) == container)
+			continue;
+		containers = lappend_oid(containers, lfirst_oid(c));
+		leaves = lappend_oid(leaves, lfirst_oid(l));
+	}
+	list_free(deferred_containers);
+	list_free(deferred_leaves);
+	deferred_containers = containers;
+	deferred_leaves = leaves;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+note_deferred(Oid container, Oid leaf)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	deferred_containers = lappend_oid(deferred_containers, container);
+	deferred_leaves = lappend_oid(deferred_leaves, leaf);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Whether the row batches leave leaf of container alone: the last look
+ * (this round's retire step, or this ttl.purge()'s) found that it will
+ * retire within one default lifetime (every item expired by then, nothing
+ * keeps it), so its expired rows, hidden meanwhile, leave with it instead
+ * of one by one.  A leaf that never comes fully due (an item that never
+ * expires, one with a longer own ttl, a hold, any obstacle) is purged by
+ * rows as before.
+ */
+bool
+ttl_retire_defers(Oid container, Oid leaf)
+{
+	ListCell   *c;
+	ListCell   *l;
+
+	forboth(c, deferred_containers, l, deferred_leaves)
+		if (lfirst_oid(c) == container && lfirst_oid(l) == leaf)
+			return true;
+	return false;
+}
+
+/* Nothing of container is deferred (its step did not run). */
+void
+ttl_retire_forget(Oid container)
+{
+	forget_deferred(container);
+}
+
 /* A leaf the look found due. */
 typedef struct Candidate
 {
@@ -234,9 +303,17 @@ look_for_candidates(PurgeCursor *cur, TtlContainer *policy, bool *busy)
 		/* a partition detached since the list was read is not ours */
 		if (!get_rel_relispartition(leaf))
 			continue;
-		if (ttl_retire_obstacle(cur->relid, leaf, policy) != NULL ||
-			ttl_retire_leaf_due(leaf, policy, cur->now_seconds) != NULL)
+		if (ttl_retire_obstacle(cur->relid, leaf, policy) != NULL)
 			continue;
+		if (ttl_retire_leaf_due(leaf, policy, cur->now_seconds) != NULL)
+		{
+			/* due within one default lifetime: its rows wait for it */
+			if (policy->default_ttl > 0 &&
+				ttl_retire_leaf_due(leaf, policy,
+									cur->now_seconds + policy->default_ttl) == NULL)
+				note_deferred(cur->relid, leaf);
+			continue;
+		}
 		c = palloc(sizeof(Candidate));
 		c->leaf = leaf;
 		c->items = count_rows(leaf);
@@ -263,6 +340,7 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 	int64		rows = 0;
 
 	*busy = false;
+	forget_deferred(cur->relid);
 	if (!ttl_sql_at_least(1, 9))
 		return 0;
 	/* the cache first: most containers never retire */
