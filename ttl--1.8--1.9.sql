@@ -281,7 +281,8 @@ COMMENT ON VIEW ttl.containers IS 'one row per ttl container';
 -- partition of anything ttl knows, and a dropped one names nothing).  The
 -- container as regclass, like ttl.legal_hold, so a restore keeps the link;
 -- a dropped container takes its rows with it (ttl._on_sql_drop).  items:
--- the leaf's rows counted just before its retirement.  Written by the
+-- the leaf's rows as its statistics last counted them (reltuples; a
+-- count(*) for a leaf never counted).  Written by the
 -- purge as the extension's owner only (C).
 CREATE TABLE ttl.retired_leaf (
     container  regclass NOT NULL,
