@@ -337,6 +337,12 @@ SELECT r.relid                        AS container,
   CROSS JOIN LATERAL ttl._backlog(r.relid) b;
 COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off (issue 25); leaves_retired, rows_retired: leaves retired whole (ttl.set_retire)';
 
+-- ttl.preview: per scenario, the leaf partitions whose every item has
+-- expired at `at` under that default (what ttl.set_retire would retire,
+-- before the obstacles docs/retire.md lists); NULL for a container that is
+-- not partitioned (src/insight/preview.c).
+ALTER TYPE ttl.preview_row ADD ATTRIBUTE leaves_due bigint;
+
 -- A dropped container takes its retirement history with it, as it takes
 -- its registry row: ttl._on_sql_drop as in the first section, plus that.
 CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger

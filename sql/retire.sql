@@ -91,6 +91,11 @@ SELECT ttl.set_retire('rt.sessions', 'drop');
 RESET ROLE;
 
 SET ttl.now_override = '2030-01-02 00:00:00+00';
+-- ttl.preview counts the leaves whose every item has expired under each
+-- default (before the obstacles: d5's held item counts): d1, d5, d6 now,
+-- none under a default of 10 days; NULL for a plain container
+SELECT scenario, default_ttl, leaves_due FROM ttl.preview('rt.sessions', 864000) ORDER BY scenario;
+SELECT scenario, leaves_due FROM ttl.preview('rt.plain', 60) ORDER BY scenario;
 SELECT ttl.purge('rt.sessions');
 -- d1 and d6 are gone; the others keep their leaf, and their expired
 -- items were purged one by one
