@@ -65,6 +65,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "base/compat.h"
 #include "base/run_as.h"
 #include "base/settings.h"
 #include "document/purge_key.h"
@@ -241,7 +242,7 @@ any_visible(Relation rel, Relation index, Snapshot snapshot, bool nulls,
 		ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(high));
 		nkeys = 2;
 	}
-	scan = index_beginscan(rel, index, snapshot, nkeys, 0);
+	scan = ttl_index_beginscan(rel, index, snapshot, nkeys, 0);
 	index_rescan(scan, keys, nkeys, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	index_endscan(scan);
