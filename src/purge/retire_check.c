@@ -70,6 +70,7 @@
 #include "base/settings.h"
 #include "document/purge_key.h"
 #include "insight/purge_failures.h"
+#include "purge/mark.h"
 #include "purge/purge_internal.h"
 #include "registry/leaf_owner.h"
 #include "registry/legal_hold.h"
@@ -161,8 +162,8 @@ ttl_retire_obstacle(Oid container, Oid leaf, const TtlContainer *policy)
 		return "the container is append-only: its BRIN index cannot tell that every item has expired";
 	rel = table_open(leaf, NoLock);
 	obstacle = ttl_relation_obstacle(rel);
-	if (obstacle == NULL && !ttl_mark_purge_deletes && published(rel))
-		obstacle = "it is in a publication and ttl.mark_purge_deletes is off";
+	if (obstacle == NULL && !ttl_mark_applies(container) && published(rel))
+		obstacle = "it is in a publication and the container's purge deletes are not marked (ttl.mark_purge_deletes, ttl.set_mark_purge_deletes)";
 	if (obstacle == NULL)
 	{
 		holds = ttl_legal_holds_read(container);

@@ -127,6 +127,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->hold_fraction = 0;
 	out->archive = InvalidOid;
 	out->retire = TTL_RETIRE_OFF;
+	out->mark_purge_deletes = TTL_MARK_DEFAULT;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -165,6 +166,10 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.9: ttl.set_retire (an unknown word reads as off) */
 		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "retire") == 0)
 			(void) ttl_retire_mode_parse(TextDatumGetCString(values[i]), &out->retire);
+		/* 1.9: ttl.set_mark_purge_deletes (NULL: follow the setting) */
+		if (!att->attisdropped && !nulls[i] &&
+			strcmp(NameStr(att->attname), "mark_purge_deletes") == 0)
+			out->mark_purge_deletes = DatumGetBool(values[i]) ? TTL_MARK_ON : TTL_MARK_OFF;
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)

@@ -46,7 +46,18 @@ typedef struct TtlContainer
 	Oid			archive;
 	/* 1.9, ttl.set_retire: whole leaves retired (purge_retire.c) */
 	TtlRetireMode retire;
+	/* 1.9: ttl.set_mark_purge_deletes, one of TTL_MARK_* (purge/mark.c) */
+	char		mark_purge_deletes;
 } TtlContainer;
+
+/*
+ * A container's marking of purge deletes in the change stream: follow the
+ * setting ttl.mark_purge_deletes (zero, so that a zeroed policy follows
+ * it), or always on, or always off.
+ */
+#define TTL_MARK_DEFAULT	'\0'
+#define TTL_MARK_ON			'y'
+#define TTL_MARK_OFF		'n'
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 
