@@ -603,3 +603,29 @@ ttl_legal_hold_expired(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(b.expired);
 }
+
+/*
+ * The retire step retired leaves of relid holding rows rows (1.9):
+ * counted in ttl.purge_stats (leaves_retired, rows_retired), as the
+ * extension's owner.  The rows are not in rows_purged: they were not
+ * deleted one by one.
+ */
+void
+ttl_record_retire(Oid relid, int64 leaves, int64 rows)
+{
+	Oid			argtypes[3] = {OIDOID, INT8OID, INT8OID};
+	Datum		values[3];
+	static SPIPlanPtr plan = NULL;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int64GetDatum(leaves);
+	values[2] = Int64GetDatum(rows);
+	ttl_registry_execute(
+		"INSERT INTO ttl.purge_stats AS s (relid, last_purge_at, leaves_retired, rows_retired)"
+		" VALUES ($1, ttl.now(), $2, $3)"
+		" ON CONFLICT (relid) DO UPDATE SET"
+		"  last_purge_at = ttl.now(),"
+		"  leaves_retired = s.leaves_retired OPERATOR(pg_catalog.+) $2,"
+		"  rows_retired = s.rows_retired OPERATOR(pg_catalog.+) $3",
+		3, argtypes, values, NULL, &plan);
+}

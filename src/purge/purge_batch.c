@@ -481,6 +481,22 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	ttl_become_user(owner, &ctx);
 
 	/*
+	 * Whole leaves first (purge_retire.c), in the caller's transaction:
+	 * their parents stay locked (AccessExclusiveLock) until it ends.  Not
+	 * in a REPEATABLE READ or SERIALIZABLE one: its snapshot would not
+	 * see what writers committed since, and such a caller's rows are
+	 * purged one by one.
+	 */
+	if (!IsolationUsesXactSnapshot())
+	{
+		bool		busy;
+
+		(void) ttl_retire_step(&cur, &busy);
+	}
+	else
+		ttl_retire_forget(relid);	/* no look: no leaf waits for one */
+
+	/*
 	 * One statement per purge index, not batches: within one transaction a
 	 * later batch would walk again over the entries of rows an earlier one
 	 * deleted (not yet dead to anyone else), which is quadratic when many

@@ -174,6 +174,8 @@ typedef struct PurgeCursor
 								 * ends the back-off (backoff.c) */
 	char	   *leaf_note;		/* a leaf skipped, another role owns it
 								 * (purge_owner.c): last_error, in walk_cxt */
+	bool		retire_tried;	/* the retire step ran this round */
+	int64		retired_leaves; /* leaves retired (purge_retire.c) */
 	char	   *row_error;		/* the last batch left failing rows in place:
 								 * its last_error (purge_split.c), in the
 								 * batch's memory, or NULL */
@@ -220,6 +222,18 @@ extern struct ErrorData *ttl_split_try(TtlSplitStep step, void *arg);
 extern bool ttl_split_row_error(const struct ErrorData *edata);
 extern void ttl_split_batch(const TtlBatchPlan *plan, const char *relname,
 							const struct ErrorData *first, TtlDirectBatch *out);
+
+/* purge_leaves.c: what a DELETE of a table would run besides deleting */
+extern const char *ttl_relation_obstacle(Relation rel);
+
+/* retire_check.c: whether a leaf may be retired whole, and is due */
+extern const char *ttl_retire_obstacle(Oid container, Oid leaf, const TtlContainer *policy);
+extern const char *ttl_retire_leaf_due(Oid leaf, const TtlContainer *policy, int64 now_seconds);
+
+/* purge_retire.c: the retire step of a batch or a ttl.purge() */
+extern int	ttl_retire_step(PurgeCursor *cur, bool *busy);
+extern bool ttl_retire_defers(Oid container, Oid leaf);
+extern void ttl_retire_forget(Oid container);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

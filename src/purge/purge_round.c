@@ -246,6 +246,28 @@ owner_batch(void *arg)
 	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
 	SPI_finish();
 	ttl_statement_bound_arm(ttl_batch_timeout);
+	/*
+	 * Whole leaves first, once a round (purge_retire.c): a step that
+	 * retired a leaf holds its parent's AccessExclusiveLock, so it is this
+	 * turn's whole transaction and the rows wait for the next turn; a busy
+	 * container waits for the next round, rows included, so that a leaf
+	 * about to be retired is not purged row by row meanwhile.
+	 */
+	if (!cur->retire_tried)
+	{
+		bool		busy;
+
+		cur->retire_tried = true;
+		if (ttl_retire_step(cur, &busy) > 0 || busy)
+		{
+			ttl_statement_bound_disarm();
+			CHECK_FOR_INTERRUPTS();
+			ttl_restore_user(&ctx);
+			if (busy)
+				cur->done = true;
+			return;
+		}
+	}
 	deleted = ttl_purge_batch_immediate(cur, ttl_batch_size);
 	ttl_statement_bound_disarm();
 	/* a timeout that fired just now is this batch's, not the round's */

@@ -448,7 +448,8 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 		if (plan->limit >= 0 && run.n >= plan->limit)
 			break;
 		if (!ConditionalLockRelationOid(leaf, RowExclusiveLock) ||
-			!ttl_batch_leaf_fits(plan->relid, leaf))
+			!ttl_batch_leaf_fits(plan->relid, leaf) ||
+			ttl_retire_defers(plan->relid, leaf))	/* purge_retire.c */
 			continue;
 		ttl_due_range_from(&range, leaf == plan->start_leaf ? plan->lower_key : PG_INT64_MIN);
 		ttl_due_range_from(&range, ttl_purge_hold_floor(plan->kind));

@@ -293,7 +293,8 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 		if (limit >= 0 && out->found >= limit)
 			break;
 		if (!ConditionalLockRelationOid(leaf, RowExclusiveLock) ||
-			!ttl_batch_leaf_fits(plan->relid, leaf))
+			!ttl_batch_leaf_fits(plan->relid, leaf) ||
+			ttl_retire_defers(plan->relid, leaf))	/* purge_retire.c */
 			continue;
 		leaf_statement(plan, leaf, first ? plan->lower_key : PG_INT64_MIN,
 					   limit < 0 ? -1 : limit - out->found, out);

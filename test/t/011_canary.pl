@@ -553,6 +553,12 @@ my %calls = (
 	  { calls => sub { sel('ttl._in_purge_window', q{'01:00-05:00'}, 'ttl.now()') } },
 	'ttl._next_purge_window(text,timestamp with time zone)' =>
 	  { calls => sub { sel('ttl._next_purge_window', q{'01:00-05:00 UTC'}, 'ttl.now()') } },
+	# retiring partitions (1.9): off on the partitioned containers (a
+	# retire mode would drop evil.parts' partition under the later purge
+	# calls, which run in any order)
+	'ttl.set_retire(regclass,text)' =>
+	  { calls => sub { (sel('ttl.set_retire', reg('evil.parts'), q{'off'}),
+						sel('ttl.set_retire', reg('evil.mixed'), q{'off'})) } },
 	# archives (1.8): a fresh table of the same shape, then none
 	'ttl.set_archive(regclass,regclass)' =>
 	  { calls => sub { (sel('ttl.set_archive', reg(fresh('container')), reg(fresh('table'))),
