@@ -22,7 +22,9 @@
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
  *                       wait -> guard: events -> stamp: rule 10's due
- *                       floors, its shared due sets
+ *                       floors, its shared due sets -> purge: the
+ *                       purges' progress slots (without the preload,
+ *                       17+ takes them from the DSM registry at run time)
  *   callbacks           relcache: registry (cached policies), stamp (rule
  *                       10's cached leaves and due floors); syscache EXTENSIONOID:
  *                       base (the installed SQL version); xact: stamp (rule 10's
@@ -59,6 +61,7 @@
 #include "live/live_view.h"
 #include "purge/archive.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
@@ -206,6 +209,7 @@ ttl_shmem_request(void)
 	ttl_guard_shmem_request();
 	ttl_floor_shmem_request();
 	ttl_due_set_shmem_request();
+	ttl_progress_shmem_request();
 }
 
 static void
@@ -218,6 +222,7 @@ ttl_shmem_startup(void)
 	ttl_guard_shmem_startup();
 	ttl_floor_shmem_startup();
 	ttl_due_set_shmem_startup();
+	ttl_progress_shmem_startup();
 }
 
 /*

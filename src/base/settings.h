@@ -24,6 +24,7 @@ extern double ttl_cost_delay;
 extern bool ttl_mark_purge_deletes;
 extern int	ttl_max_replication_lag;
 extern char *ttl_replication_lag_ignore;
+extern int	ttl_log_min_duration;
 
 extern void ttl_define_settings(void);
 extern int64 ttl_visit_bound_ms(void);

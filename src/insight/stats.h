@@ -17,6 +17,7 @@
 
 extern void ttl_record_purge(Oid relid, int64 deleted, const char *error);
 extern bool ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due);
+extern bool ttl_progress_due_rows(Oid relid, int64 *due_rows);
 
 /*
  * backoff.c: containers whose worker statements overran their bound, backed

@@ -47,6 +47,7 @@
 #include "base/visit.h"
 #include "guard/guard.h"
 #include "insight/stats.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/policy.h"
@@ -54,6 +55,9 @@
 
 /* The cost budget's sleep, by name in pg_stat_activity on 17+. */
 static uint32 cost_delay_wait_event = 0;
+
+/* Slept since the round last asked (visit_log.c: its batch's visit). */
+static int64 slept_us = 0;
 
 /*
  * The cost budget: PostgreSQL's page accounting, as autovacuum uses it.
@@ -101,15 +105,22 @@ void
 ttl_cost_sleep(void)
 {
 	double		msec;
+	TtlPhase	phase;
+	TimestampTz start;
 
 	if (!VacuumCostActive || VacuumCostBalance < VacuumCostLimit)
 		return;
 	msec = VacuumCostDelay * VacuumCostBalance / VacuumCostLimit;
 	VacuumCostBalance = 0;
+	phase = ttl_progress_current_phase();
+	ttl_progress_phase(TTL_PHASE_THROTTLED);
+	start = GetCurrentTimestamp();
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 (long) Max(msec, 1),
 					 ttl_wait_event(&cost_delay_wait_event, "TtlCostDelay"));
 	ResetLatch(MyLatch);
+	slept_us += GetCurrentTimestamp() - start;
+	ttl_progress_phase(phase);
 	CHECK_FOR_INTERRUPTS();
 }
 
@@ -146,6 +157,8 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
 	cur->deleted = point->deleted;
+	cur->progress_started = point->progress_started;
+	cur->progress_due = point->progress_due;
 }
 
 static void
@@ -169,6 +182,8 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		point->leaf = cursors[i].leaf;
 		point->lower_key = cursors[i].lower_key;
 		point->deleted = cursors[i].deleted;
+		point->progress_started = cursors[i].progress_started;
+		point->progress_due = cursors[i].progress_due;
 	}
 }
 
@@ -302,13 +317,17 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)
 	char	   *name;
 	char	   *message;
 	bool		timed_out;
+	TtlVisitMark mark;
 
 	ttl_visit_enter(cur->relid, TTL_STEP_BATCH);
+	ttl_visit_log_begin(&mark);
 	edata = ttl_subxact_run(owner_batch, cur, round_cxt, true);
+	ttl_visit_log_end(&cur->log, &mark);
 	ttl_statement_bound_disarm();	/* the batch failed with it armed */
 	ttl_visit_leave();
 	if (edata == NULL)
 		return;
+	ttl_progress_rows(cur->deleted);	/* the failed batch's rows are back */
 	timed_out = ttl_statement_bound_expired(edata);
 	/*
 	 * A cancel that is not the batch's own bound (pg_cancel_backend, the
@@ -357,6 +376,8 @@ report_committed(TtlRoundOps *ops, PurgeCursor *cur)
 	point.leaf = cur->leaf;
 	point.lower_key = cur->lower_key;
 	point.deleted = cur->deleted;
+	point.progress_started = cur->progress_started;
+	point.progress_due = cur->progress_due;
 	ops->committed(ops->arg, cur->relid, &point);
 }
 
@@ -392,6 +413,7 @@ ttl_purge_round(TtlRoundOps *ops)
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
 									  ALLOCSET_DEFAULT_SIZES);
 	caller_cxt = CurrentMemoryContext;
+	ttl_progress_begin();		/* ttl.purge_progress shows it (progress.c) */
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(round_cxt);
@@ -414,6 +436,7 @@ ttl_purge_round(TtlRoundOps *ops)
 
 			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
 							ops->walks);
+			cursors[i].count_due = true;	/* ttl.purge_progress's rows_due */
 			resume_cursor(ops->resume, &cursors[i]);
 			cursors[i].clear_backoff = list_member_oid(overran, relid);
 			if (list_member_oid(backed_off, relid))
@@ -463,6 +486,7 @@ ttl_purge_round(TtlRoundOps *ops)
 					active = 0;
 					break;
 				}
+				slept_us = 0;
 				if (!ops->next_transaction(ops->arg))
 				{
 					if (last != NULL)
@@ -470,6 +494,9 @@ ttl_purge_round(TtlRoundOps *ops)
 					active = 0;
 					break;
 				}
+				/* the sleep paid for the last batch: its container's visit */
+				if (last != NULL)
+					last->log.throttled_us += slept_us;
 				if (last != NULL)
 					report_committed(ops, last);
 				if (ops->report)
@@ -483,12 +510,16 @@ ttl_purge_round(TtlRoundOps *ops)
 			first_pass = false;
 		}
 		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
+		/* ttl.log_min_duration: a line per container this round visited */
+		for (i = 0; i < ncursors; i++)
+			ttl_visit_log_emit(cursors[i].relid, &cursors[i].log, ttl_visit_log_round_by());
 		/* every container was checked: the event is, for this database */
 		if (ops->all_owners)
 			ttl_guard_round_end(&guard);
 	}
 	PG_FINALLY();
 	{
+		ttl_progress_end();
 		if (cost_started)
 			cost_end(&cost_saved);
 		if (CurrentMemoryContext == round_cxt)
