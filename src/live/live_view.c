@@ -57,7 +57,7 @@
  * simple protocol, 15/17/18): PostgreSQL's barrier subquery, no hooks,
  * ~1.2x-1.26x the table (a second planner pass); the planner stage alone
  * ~1.10x-1.12x (the rewriter's view expansion); both stages ~1.08x (1.02x
- * prepared).  Where a read's extra cost goes on 18: bench/RESULTS-pg18-row3.md.
+ * prepared).  Row 3 on 18: bench/results/RESULTS-pg18-row3-after.md.
  * Adding the filter after subquery_planner fixed the qual security levels
  * would lose the ordering guarantee.
  *
