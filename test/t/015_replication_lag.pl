@@ -129,6 +129,24 @@ ok($took >= 0.9 && $took < 8, sprintf('after waiting about one naptime (%.1f s)'
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM c'), $left,
 	'CALL ttl.run_purge() purged nothing');
 
+# (1.9) while it waits, ttl.purge_progress says so and pg_stat_activity
+# shows the wait event (TtlReplicationLag on 17+, Extension before); a
+# naptime long enough to be seen
+set_conf('ttl.naptime', '20', '20s');
+my ($call_out, $call_err) = ('', '');
+my $call = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $primary->connstr('postgres'), '-c', 'CALL ttl.run_purge()' ],
+	'>', \$call_out, '2>', \$call_err);
+my $lag_wait = $primary->pg_version >= 17 ? 'Extension:TtlReplicationLag' : 'Extension:Extension';
+ok( $primary->poll_query_until('postgres', qq{
+SELECT count(*) FROM ttl.purge_progress p JOIN pg_stat_activity a USING (pid)
+ WHERE p.phase = 'waiting for replicas' AND p.container IS NULL
+   AND a.wait_event_type || ':' || a.wait_event = '$lag_wait'}, '1'),
+	"run_purge's wait shows: phase 'waiting for replicas', wait event $lag_wait");
+$call->finish;
+like($call_err, qr/NOTICE:  ttl.run_purge purged nothing/, 'and it ends as before');
+set_conf('ttl.naptime', '1', '1s');
+
 # --- 2. replay resumes: so does the purge
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 ok($primary->poll_query_until('postgres', 'SELECT count(*) FROM c', '0'),

@@ -34,7 +34,25 @@ ttl.batch_size = 200
 });
 my $v17 = $node->pg_version >= 17;
 
+# The first non-empty answer of $sql in db1 (as $role, if given), asked
+# again until the timeout: between two visits of the worker there is no
+# row for a moment.  '' when none came.
+sub first_answer
+{
+	my ($sql, $role) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	my $got = '';
+	while ($got eq '' && time() < $deadline)
+	{
+		$got = $node->safe_psql('db1', $sql,
+			$role ? (extra_params => [ '-U', $role ]) : ());
+		select(undef, undef, undef, 0.1) if $got eq '';
+	}
+	return $got;
+}
+
 $node->safe_psql('postgres', q{
+CREATE EXTENSION ttl;	-- the view, read from another database below
 CREATE ROLE alice LOGIN;
 CREATE ROLE bob LOGIN;
 CREATE DATABASE db1 OWNER alice;
@@ -61,14 +79,8 @@ SELECT count(*) FROM ttl.purge_progress p
  WHERE p.database = 'db1' AND p.container = 't'::regclass
    AND p.phase = 'throttled' AND p.rows_due = 20000}, '1'),
 	'the worker purge shows: container, phase throttled, rows_due counted');
-# (between two visits of the worker there is no row for a moment)
-my $first = '';
-for (my $i = 0; $i < 10 * $PostgreSQL::Test::Utils::timeout_default && $first eq ''; $i++)
-{
-	$first = $node->safe_psql('db1',
-		"SELECT rows_done FROM ttl.purge_progress WHERE container = 't'::regclass");
-	select(undef, undef, undef, 0.1) if $first eq '';
-}
+my $first = first_answer(
+	"SELECT rows_done FROM ttl.purge_progress WHERE container = 't'::regclass");
 like($first, qr/^\d+$/, 'rows_done read');
 ok( $node->poll_query_until('db1', qq{
 SELECT rows_done > $first AND rows_done <= 20000 AND rows_per_second > 0
@@ -92,17 +104,11 @@ SELECT count(*) FROM ttl.purge_progress
 	'another database sees the purge, container NULL');
 
 # privacy, as pg_stat_activity
-# (a look that falls between two visits sees no row: look again)
 my $as_bob = q{
 SELECT pid IS NOT NULL, database, container IS NULL, phase IS NULL, rows_done IS NULL,
        rows_due IS NULL, rows_per_second IS NULL, started_at IS NULL
   FROM ttl.purge_progress WHERE database = 'db1'};
-my $seen = '';
-for (my $i = 0; $i < 10 * $PostgreSQL::Test::Utils::timeout_default && $seen eq ''; $i++)
-{
-	$seen = $node->safe_psql('db1', $as_bob, extra_params => [ '-U', 'bob' ]);
-	select(undef, undef, undef, 0.1) if $seen eq '';
-}
+my $seen = first_answer($as_bob, 'bob');
 is($seen, 't|db1|t|t|t|t|t|t',
 	'a role without pg_read_all_stats sees pid and database only');
 is( $node->safe_psql('db1', q{
@@ -110,14 +116,8 @@ SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker' AND quer
 		extra_params => [ '-U', 'bob' ]),
 	'0', '(as pg_stat_activity hides the worker\'s query from that role)');
 $node->safe_psql('postgres', 'GRANT pg_read_all_stats TO bob');
-$seen = '';
-for (my $i = 0; $i < 10 * $PostgreSQL::Test::Utils::timeout_default && $seen eq ''; $i++)
-{
-	$seen = $node->safe_psql('db1', q{
-SELECT phase IS NOT NULL, container FROM ttl.purge_progress WHERE database = 'db1'},
-		extra_params => [ '-U', 'bob' ]);
-	select(undef, undef, undef, 0.1) if $seen eq '';
-}
+$seen = first_answer(q{
+SELECT phase IS NOT NULL, container IS NOT NULL FROM ttl.purge_progress WHERE database = 'db1'}, 'bob');
 is($seen, 't|t', 'with pg_read_all_stats: the whole row');
 
 # over: gone
