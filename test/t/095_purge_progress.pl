@@ -168,11 +168,11 @@ SELECT ttl.enable('p', 3600);
 CREATE TABLE seen (container regclass, phase text);
 CREATE FUNCTION look() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO seen SELECT container, phase FROM ttl.purge_progress
+    INSERT INTO public.seen SELECT container, phase FROM ttl.purge_progress
      WHERE pid = pg_catalog.pg_backend_pid();
     RETURN OLD;
 END $$;
-CREATE TRIGGER p_look BEFORE DELETE ON p FOR EACH ROW EXECUTE FUNCTION look();
+CREATE TRIGGER p_look BEFORE DELETE ON p FOR EACH ROW EXECUTE FUNCTION public.look();
 INSERT INTO p VALUES (1, '{}');
 });
 is( $plain->safe_psql('postgres',
