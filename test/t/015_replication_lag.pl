@@ -138,8 +138,10 @@ is($primary->safe_psql('postgres', 'SELECT count(*) FROM c'), $left,
 
 # (1.9) while it waits, ttl.purge_progress says so and pg_stat_activity
 # shows the wait event (TtlReplicationLag on 17+, Extension before); a
-# naptime long enough to be seen
-set_conf('ttl.naptime', '20', '20s');
+# naptime long enough to be seen, short enough that the standby's replay,
+# paused, is not held past max_standby_streaming_delay (30 s: its resume
+# below would be cancelled by a recovery conflict)
+set_conf('ttl.naptime', '5', '5s');
 my ($call_out, $call_err) = ('', '');
 my $call = IPC::Run::start(
 	[ 'psql', '-X', '-At', '-d', $primary->connstr('postgres'), '-c', 'CALL ttl.run_purge()' ],
