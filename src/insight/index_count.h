@@ -1,9 +1,8 @@
 /*
  * index_count.h
- *		Exact counts over a btree on one int8 key without the index AM's
- *		per-tuple machinery (index_count.c): a walk of the leaf level that
- *		hands each key to a visitor with the number of its entries whose
- *		row the snapshot sees.
+ *		Exact counts over a btree on one int8 key (index_count.c): an
+ *		index-only scan through the index AM that hands each key to a
+ *		visitor with the number of its entries whose row the snapshot sees.
  */
 #ifndef TTL_INDEX_COUNT_H
 #define TTL_INDEX_COUNT_H
@@ -12,8 +11,8 @@
 #include "utils/snapshot.h"
 
 /*
- * Called with a key and a number n > 0 of its visible rows (a key may come
- * several times); with an index page locked: it must only count.
+ * Called with a key and the number n > 0 of its visible rows, each key
+ * once; it must only count (it runs inside the scan).
  */
 typedef void (*TtlKeyVisitor) (void *arg, bool isnull, int64 key, int64 n);
 

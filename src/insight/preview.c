@@ -6,7 +6,7 @@
  *		one.  Changes nothing.
  *
  * Exact counts under the caller's snapshot.  On the fast path
- * (preview_leaves.c) the purge btree's leaf level is walked once
+ * (preview_leaves.c) the purge btree is read once by an index-only scan
  * (index_count.c) and each visible entry is sorted into the figures by its
  * key: the own-ttl range holds expiry seconds, the inherited range _ts (so
  * any default is a bound), NULL keys never expire, and the total is the
@@ -76,7 +76,7 @@ count_expiry(Scenario *s, int64 at_s, int64 expiry, int64 n)
 			s->expiring[w] += n;
 }
 
-/* index_count.c's visitor: n visible items with that purge key. */
+/* index_count.c's visitor: the n visible items with that purge key. */
 static void
 preview_visit(void *arg, bool isnull, int64 key, int64 n)
 {
