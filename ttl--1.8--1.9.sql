@@ -246,6 +246,63 @@ CREATE EVENT TRIGGER ttl_trigger_ddl_end ON ddl_command_end
 -- section: what an operator sees (progress, windows, marking, metrics)
 -- ---------------------------------------------------------------------------
 
+-- operator: change-stream marking per container, metrics
+
+-- Per container, the marking of purge deletes in the change stream
+-- (docs/change-stream.md): true 'on', false 'off', NULL 'default' (follow
+-- the setting ttl.mark_purge_deletes).  A column of the registry, so it is
+-- dumped with it (pg_extension_config_dump of 1.0).  Superuser only, like
+-- the setting (C, src/admin/mark_admin.c); a distributed container carries
+-- it to its shards in its stamp trigger (the key mark=).
+ALTER TABLE ttl.registry ADD COLUMN mark_purge_deletes boolean;
+
+CREATE FUNCTION ttl.set_mark_purge_deletes(container regclass, mode text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_mark_purge_deletes'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.set_mark_purge_deletes(regclass, text) IS
+    'mark the purge deletes of a container in the change stream: ''on'', ''off'' or ''default'' (follow ttl.mark_purge_deletes); superuser only';
+
+-- Metrics for a monitoring role (contrib/postgres_exporter/ttl.yaml,
+-- docs/monitoring.md): a role with pg_monitor (so pg_read_all_stats) and no
+-- right on any table reads, per container, the figures an operator alerts
+-- on; ttl.stats shows it NULL backlog and no last_error, as the backlog is
+-- computed for readers of the table.  Counts and times only, never a
+-- document, a key or an error's words: failing says whether last_error is
+-- set.  The backlog is walked as each table's owner (as for ttl.stats),
+-- each purge key range up to 1,000,000 rows, at each read: no SECURITY
+-- DEFINER anywhere; ttl._monitor_backlog checks pg_read_all_stats itself.
+CREATE FUNCTION ttl._monitor_backlog(container regclass,
+                                     OUT expired bigint, OUT oldest_expired_at timestamptz)
+    AS 'MODULE_PATHNAME', 'ttl_monitor_backlog'
+    LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION ttl._monitor_backlog(regclass) IS 'ttl._backlog for ttl.container_metrics: for roles with the privileges of pg_read_all_stats, without table rights (internal)';
+REVOKE ALL ON FUNCTION ttl._monitor_backlog(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ttl._monitor_backlog(regclass) TO pg_read_all_stats;
+
+CREATE VIEW ttl.container_metrics AS
+SELECT r.relid                        AS container,
+       b.expired                      AS expired_backlog,
+       b.oldest_expired_at,
+       coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
+                                      AS rows_purged,
+       GREATEST(s.last_purge_at, p.purged_at) AS last_purge_at,
+       s.last_error IS NOT NULL       AS failing,
+       s.last_error_at,
+       r.paused,
+       r.held_since IS NOT NULL       AS held,
+       coalesce(s.retry_after OPERATOR(pg_catalog.>) ttl.now(), false) AS backed_off
+  FROM ttl.registry r
+  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN LATERAL (SELECT pg_catalog.sum(q.rows_purged)::pg_catalog.int8 AS rows_purged,
+                            pg_catalog.max(q.purged_at) AS purged_at
+                       FROM ttl.purge_stats_pending q
+                      WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
+  CROSS JOIN LATERAL ttl._monitor_backlog(r.relid) b;
+COMMENT ON VIEW ttl.container_metrics IS 'per container, for monitoring roles (pg_read_all_stats, pg_monitor): the backlog (each purge key range walked up to 1,000,000 rows) and its oldest item, rows purged, whether the last purge failed (never its words), pause, restore guard hold and back-off';
+REVOKE ALL ON ttl.container_metrics FROM PUBLIC;
+GRANT SELECT ON ttl.container_metrics TO pg_read_all_stats;
+
 -- operator: progress and log lines
 --
 -- ttl.purge_progress: one row per running purge (the worker's visit, CALL

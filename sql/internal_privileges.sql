@@ -22,6 +22,7 @@ INSERT INTO internal_class VALUES
     ('ttl._ddl_end()', false, 'event trigger'),
     ('ttl._databases()', false, 'the view ttl.databases, granted to pg_read_all_stats'),
     ('ttl._worker_pool()', false, 'the view ttl.worker_pool, granted to pg_read_all_stats'),
+    ('ttl._monitor_backlog(regclass)', false, 'the view ttl.container_metrics, granted to pg_read_all_stats; checks pg_read_all_stats itself, walks as the owner'),
     ('ttl._trigger_args(name,text,boolean,integer,boolean,text,integer)', false, 'tests: the trigger arguments'' codec'),
     ('ttl._trigger_args_decode(text[])', false, 'tests: the trigger arguments'' codec'),
     -- callable: called with the caller's rights by a public function or view

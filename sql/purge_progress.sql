@@ -1,7 +1,7 @@
 -- ttl.purge_progress (1.9): SPEC's columns, in order, with their types; no
 -- row for this database while nothing purges here; readable by every role
 -- (what a row shows is filtered per reader, as pg_stat_activity does:
--- purge_progress_self and TAP 095 show the rows).
+-- purge_progress_self and TAP 097 show the rows).
 SELECT a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type
   FROM pg_attribute a
  WHERE a.attrelid = 'ttl.purge_progress'::regclass AND a.attnum > 0

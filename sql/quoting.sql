@@ -215,6 +215,15 @@ SELECT k, ttl.set_replace_expired(c, false) FROM quoting_help.c ORDER BY k;
 SELECT k, c.replace_expired FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
 SELECT k, ttl.set_replace_expired(c, true) FROM quoting_help.c ORDER BY k;
 
+-- change-stream marking per container (1.9, superuser only) and the
+-- monitoring view (1.9, pg_read_all_stats: the superuser here)
+RESET ROLE;
+SELECT k, ttl.set_mark_purge_deletes(c, 'on') FROM quoting_help.c ORDER BY k;
+SELECT q.k, m.rows_purged, m.expired_backlog, m.failing, m.paused
+  FROM quoting_help.c q JOIN ttl.container_metrics m ON m.container = q.c ORDER BY q.k;
+SELECT k, ttl.set_mark_purge_deletes(c, 'default') FROM quoting_help.c ORDER BY k;
+SET ROLE :"owner";
+
 -- archives (1.8): each container archives into a table of its own schema
 -- whose name needs quoting too; a purge in the far future moves its rows
 -- there (the INSERT names the archive and its columns quoted once), rolled
@@ -368,7 +377,7 @@ SELECT coalesce(c.oid::regclass::text, t.v) AS view, c.oid IS NOT NULL AS in_cat
          WHERE c.relkind = 'v') c
   FULL JOIN (VALUES ('ttl.containers'), ('ttl.stats'), ('ttl.databases'), ('ttl.worker_pool'),
                     ('ttl.distributed_stats'), ('ttl.legal_holds'), ('ttl.purge_failures'),
-                    ('ttl.purge_progress'))
+                    ('ttl.container_metrics'), ('ttl.purge_progress'))
             t(v) ON t.v = c.oid::regclass::text
  WHERE c.oid IS NULL OR t.v IS NULL;
 

@@ -11,8 +11,8 @@
  *
  * The policy travels with the table's DDL.  On a hash-distributed container
  * the stamp trigger carries the policy in its arguments (the default, the
- * state, the deadline property and the archive's qualified name when there
- * are: registry/trigger_args.h has the format; the archive (1.8) is a
+ * state, the deadline property, the archive's qualified name and the
+ * marking of purge deletes (1.9) when there are: registry/trigger_args.h has the format; the archive (1.8) is a
  * distributed table colocated with the container, and
  * each node resolves it to the colocated shard of each of its shards,
  * citus_meta.c; ttl_citus_check_archive keeps the rule); the registry
@@ -148,6 +148,8 @@ ttl_citus_sync_policy(Oid relid)
 	strlcpy(args.deadline_property, c.deadline_property, sizeof(args.deadline_property));
 	if (OidIsValid(c.archive))
 		args.archive = archive_arg(relid, c.archive);
+	/* 1.9: each node's purge of a shard marks its deletes by this (purge/mark.c) */
+	args.mark = c.mark_purge_deletes;
 	citus_ddl(ttl_stamp_trigger_sql(relid, &args, true));
 }
 

@@ -213,6 +213,7 @@ parse_trigger_policy(Oid relid, TtlContainer *out, char **archive_name)
 		out->default_ttl = args.default_ttl;
 		out->paused = args.paused;
 		strlcpy(out->deadline_property, args.deadline_property, sizeof(out->deadline_property));
+		out->mark_purge_deletes = args.mark;
 		*archive_name = args.archive;
 		found = true;
 		break;

@@ -1,7 +1,9 @@
 /*
  * stats.c
  *		The purge backlog of a container: ttl.backlog(regclass) and
- *		ttl._backlog(regclass), the latter read by the view ttl.stats; and
+ *		ttl._backlog(regclass), the latter read by the view ttl.stats, and
+ *		ttl._monitor_backlog(regclass) (1.9), read by ttl.container_metrics
+ *		for monitoring roles without table rights; and
  *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
  *		(as the extension's owner, ttl_registry_execute), and with it the
  *		replacement deletes of rule 10 pending in ttl.purge_stats_pending.
@@ -32,6 +34,7 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/int.h"
@@ -287,7 +290,7 @@ backlog_step(void *arg)
 
 static void
 compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
-						int64 now_s, int64 limit, TtlBacklog *out)
+						int64 now_s, int64 limit, bool stats_reader, TtlBacklog *out)
 {
 	BacklogStep step = {relid, owner, nspid, c, now_s, limit, out};
 	ErrorData  *edata;
@@ -295,6 +298,21 @@ compute_backlog_or_null(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	if (ttl_run_in_subtransaction(backlog_step, &step, &edata))
 		return;
 	out->known = false;
+	/*
+	 * A reader who may not read the table (pg_read_all_stats, for
+	 * ttl.container_metrics) is not shown the error's words, which may
+	 * quote a row: as ttl.stats.last_error is not shown to it.
+	 */
+	if (stats_reader)
+	{
+		ereport(WARNING,
+				(errmsg("could not compute the backlog of container \"%s\"",
+						quote_qualified_identifier(get_namespace_name(nspid),
+												   get_rel_name(relid))),
+				 errdetail("Its backlog columns in ttl.container_metrics are NULL; ttl.stats shows the error to readers of the table.")));
+		FreeErrorData(edata);
+		return;
+	}
 	ereport(WARNING,
 			(errmsg("could not compute the backlog of container \"%s\": %s",
 					quote_qualified_identifier(get_namespace_name(nspid),
@@ -336,7 +354,8 @@ backlog_visible_to_caller(Oid relid, bool must_read)
  * applies on it, gets 42501; else NULLs.
  */
 static void
-container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
+container_backlog(Oid relid, bool must_read, bool stats_reader, int64 limit,
+				  TtlBacklog *out)
 {
 	HeapTuple	tup;
 	Oid			nspid;
@@ -354,7 +373,8 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 	if (isOtherTempNamespace(nspid))
 		return;					/* nobody but its session can read it */
 
-	if (pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &is_missing) != ACLCHECK_OK)
+	if (!stats_reader &&
+		pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT, &is_missing) != ACLCHECK_OK)
 	{
 		if (is_missing || !must_read)
 			return;
@@ -372,7 +392,7 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 	nspid = ((Form_pg_class) GETSTRUCT(tup))->relnamespace;
 	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
-	if (!backlog_visible_to_caller(relid, must_read))
+	if (!stats_reader && !backlog_visible_to_caller(relid, must_read))
 		return;
 
 	/* a shard of a distributed container: the policy its trigger carries */
@@ -387,7 +407,7 @@ container_backlog(Oid relid, bool must_read, int64 limit, TtlBacklog *out)
 	if (must_read)
 		compute_backlog(relid, owner, nspid, &c, now_s, limit, out);
 	else
-		compute_backlog_or_null(relid, owner, nspid, &c, now_s, limit, out);
+		compute_backlog_or_null(relid, owner, nspid, &c, now_s, limit, stats_reader, out);
 }
 
 static Datum
@@ -426,7 +446,7 @@ ttl_backlog(PG_FUNCTION_ARGS)
 {
 	TtlBacklog	b = {0};
 
-	container_backlog(PG_GETARG_OID(0), true, BACKLOG_WALK_LIMIT, &b);
+	container_backlog(PG_GETARG_OID(0), true, false, BACKLOG_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
 }
 
@@ -437,7 +457,33 @@ ttl_backlog_if_readable(PG_FUNCTION_ARGS)
 {
 	TtlBacklog	b = {0};
 
-	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
+	container_backlog(PG_GETARG_OID(0), false, false, BACKLOG_WALK_LIMIT, &b);
+	return backlog_datum(fcinfo, &b);
+}
+
+/*
+ * ttl._monitor_backlog(container) (1.9), for the view ttl.container_metrics:
+ * the same counts and oldest due item as ttl._backlog, for a role with the
+ * privileges of pg_read_all_stats (pg_monitor's), which may read every
+ * table's statistics (pg_stat_all_tables counts rows whatever their
+ * privileges and policies) but need not read any table.  Only a count and
+ * a time: nothing of a document.  Not a SECURITY DEFINER: the walks run as
+ * the table's owner, as for every other reader (compute_backlog).
+ */
+PG_FUNCTION_INFO_V1(ttl_monitor_backlog);
+Datum
+ttl_monitor_backlog(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b = {0};
+
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to read the backlog of container %s for monitoring",
+						ttl_relation_display_name(PG_GETARG_OID(0))),
+				 errdetail("Only roles with the privileges of pg_read_all_stats (pg_monitor has them) read every container's backlog."),
+				 errhint("Read ttl.stats instead, which shows the backlog of the tables you may read.")));
+	container_backlog(PG_GETARG_OID(0), false, true, BACKLOG_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
 }
 
@@ -451,7 +497,7 @@ ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
 {
 	TtlBacklog	b = {0};
 
-	container_backlog(relid, false, TTL_SCHEDULER_WALK_LIMIT, &b);
+	container_backlog(relid, false, false, TTL_SCHEDULER_WALK_LIMIT, &b);
 	*due_rows = b.known ? b.expired : 0;
 	*oldest_due = 0;
 	if (b.known && b.have_oldest &&
@@ -550,7 +596,7 @@ ttl_legal_hold_expired(PG_FUNCTION_ARGS)
 
 	ttl_check_relation_exists(PG_GETARG_OID(0));
 	b.held_match = PG_GETARG_JSONB_P(1);
-	container_backlog(PG_GETARG_OID(0), false, BACKLOG_WALK_LIMIT, &b);
+	container_backlog(PG_GETARG_OID(0), false, false, BACKLOG_WALK_LIMIT, &b);
 	if (!b.known)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(b.expired);

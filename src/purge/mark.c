@@ -58,6 +58,24 @@
  * for ttl.purge().  Nothing is marked when wal_level is below logical: no
  * change stream exists to mark.
  *
+ * Per container (1.9, ttl.set_mark_purge_deletes): a container's mode
+ * 'on' or 'off' overrides the setting for its deletes; 'default' follows
+ * it.  The mode is read through the policy door (registry/policy.c), so a
+ * shard on a Citus node follows the mode its stamp trigger carries.  The
+ * message follows the container's mode on every path.  The origin does
+ * too, on the paths that have one: the round calls ttl_mark_container()
+ * at the start of each batch's transaction (a round's transaction holds
+ * one batch of one container), which puts the held origin on that
+ * transaction or takes it off; an origin is taken from the pool the first
+ * time a container of the round marks (at the round's start when the
+ * setting is on, as before 1.9).  Rounds' other transactions (resume
+ * points, the backlog) carry the origin while the setting is on, as
+ * before.  So 'off' takes a container's purge out of both marks, even
+ * with the setting on; 'on' gives it both marks where the path has them
+ * (ttl.purge() and rule 10's replacements run in the caller's
+ * transaction: messages only, never an origin, whatever the mode).  A
+ * session's own origin stays on its transactions whatever the mode.
+ *
  * Locking: none of its own.  Creating an origin takes what
  * replorigin_create() takes (ExclusiveLock on pg_replication_origin, for a
  * moment); taking one takes ReplicationOriginLock, inside a subtransaction
@@ -83,6 +101,7 @@
 #include "base/settings.h"
 #include "base/subxact.h"
 #include "purge/mark.h"
+#include "registry/policy.h"
 
 /* The origins of the pool are named TTL_ORIGIN_PREFIX <n>, n < this. */
 #define TTL_ORIGIN_PREFIX	"ttl_purge_"
@@ -90,18 +109,41 @@
 
 /* The path purging now; TTL_MARK_BY_PURGE outside a round. */
 static TtlMarkBy mark_by = TTL_MARK_BY_PURGE;
-/* Inside a round: whether it marks (read once, at its start). */
-static bool round_marks = false;
+/* Inside a round: whether a stream exists to mark (read once, at its start). */
+static bool round_stream = false;
+/* Inside a round: the setting, read once at its start ('default' follows it). */
+static bool round_default = false;
+/* Inside a round: the session had an origin of its own at its start. */
+static bool round_own_origin = false;
+/* Inside a round: commits and starts the purger's next transaction. */
+static TtlMarkRestart round_restart = NULL;
 /* The pool origin this session holds (set up), or InvalidRepOriginId. */
 static RepOriginId held_origin = InvalidRepOriginId;
 /* Let held_origin go when the current transaction aborts. */
 static bool release_at_abort = false;
 
-/* Whether marking applies at all: the setting, and a stream to mark. */
-static bool
-marking_wanted(void)
+/* relid's mode (TTL_MARK_*): its container's, or the one a piece carries. */
+static char
+container_mode(Oid relid)
 {
-	return ttl_mark_purge_deletes && XLogLogicalInfoActive();
+	TtlContainer buf;
+	const TtlContainer *c = ttl_policy_ref(relid, &buf);
+
+	return c == NULL ? TTL_MARK_DEFAULT : c->mark_purge_deletes;
+}
+
+/* Whether relid's purge deletes are marked now, on the current path. */
+static bool
+container_marks(Oid relid)
+{
+	char		mode;
+
+	if (mark_by == TTL_MARK_BY_PURGE ? !XLogLogicalInfoActive() : !round_stream)
+		return false;
+	mode = container_mode(relid);
+	if (mode != TTL_MARK_DEFAULT)
+		return mode == TTL_MARK_ON;
+	return mark_by == TTL_MARK_BY_PURGE ? ttl_mark_purge_deletes : round_default;
 }
 
 static void
@@ -212,18 +254,42 @@ void
 ttl_mark_begin(TtlMarkBy by, TtlMarkRestart restart)
 {
 	mark_by = by;
-	round_marks = marking_wanted();
-	if (!round_marks || by == TTL_MARK_BY_PURGE)
+	round_stream = XLogLogicalInfoActive();
+	round_default = ttl_mark_purge_deletes;
+	round_restart = restart;
+	/* the session's own origin, if any, marks it already */
+	round_own_origin = held_origin == InvalidRepOriginId &&
+		replorigin_session_origin != InvalidRepOriginId;
+	if (!round_stream || by == TTL_MARK_BY_PURGE)
 		return;
 	release_at_abort = true;
+	/* with the setting off, an origin only once a container marks */
+	if (!round_default || round_own_origin)
+		return;
 	if (held_origin == InvalidRepOriginId)
-	{
-		/* the session's own origin, if any, marks it already */
-		if (replorigin_session_origin != InvalidRepOriginId)
-			return;
 		acquire_pool_origin(restart);
-	}
 	replorigin_session_origin = held_origin;
+}
+
+/*
+ * A round's batch of relid starts, first in its transaction (which the
+ * round started; nothing written in it yet): put the held origin on the
+ * transaction or take it off, as relid's mode says, taking an origin from
+ * the pool the first time one is wanted.  Nothing outside a worker's or
+ * run_purge's round, or under a session's own origin.
+ */
+void
+ttl_mark_container(Oid relid)
+{
+	bool		marks;
+
+	if (mark_by == TTL_MARK_BY_PURGE || !round_stream || round_own_origin)
+		return;
+	marks = container_marks(relid);
+	if (marks && held_origin == InvalidRepOriginId)
+		acquire_pool_origin(round_restart);
+	if (held_origin != InvalidRepOriginId)
+		replorigin_session_origin = marks ? held_origin : InvalidRepOriginId;
 }
 
 /*
@@ -241,7 +307,8 @@ ttl_mark_end(TtlMarkRestart restart)
 	}
 	release_at_abort = false;
 	mark_by = TTL_MARK_BY_PURGE;
-	round_marks = false;
+	round_stream = false;
+	round_restart = NULL;
 }
 
 /*
@@ -254,7 +321,8 @@ ttl_mark_abandon(void)
 	if (held_origin != InvalidRepOriginId)
 		replorigin_session_origin = InvalidRepOriginId;
 	mark_by = TTL_MARK_BY_PURGE;
-	round_marks = false;
+	round_stream = false;
+	round_restart = NULL;
 }
 
 /*
@@ -271,7 +339,7 @@ ttl_mark_batch(Oid relid, int64 rows)
 
 	if (rows <= 0)
 		return;
-	if (mark_by == TTL_MARK_BY_PURGE ? !marking_wanted() : !round_marks)
+	if (!container_marks(relid))
 		return;
 	relname = get_rel_name(relid);
 	if (relname == NULL)

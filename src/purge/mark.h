@@ -22,6 +22,12 @@ typedef enum TtlMarkBy
 typedef void (*TtlMarkRestart) (void);
 
 extern void ttl_mark_begin(TtlMarkBy by, TtlMarkRestart restart);
+/*
+ * A round (worker, run_purge) starts a batch of container relid, first
+ * thing in the batch's own transaction: the origin follows relid's mode
+ * (ttl.set_mark_purge_deletes) for this transaction.
+ */
+extern void ttl_mark_container(Oid relid);
 extern void ttl_mark_end(TtlMarkRestart restart);
 extern void ttl_mark_abandon(void);
 extern void ttl_mark_xact_callback(XactEvent event, void *arg);
@@ -33,9 +39,10 @@ extern void ttl_mark_xact_callback(XactEvent event, void *arg);
  * and in the same (sub)transaction, so the message is decoded after them
  * and rolls back with them; rows <= 0 writes nothing.  It writes the
  * transactional message (prefix "ttl", {"container", "rows", "by"}) when
- * marking applies: inside a worker or run_purge round as decided when the
- * round began, anywhere else when ttl.mark_purge_deletes is on and
- * wal_level is logical now.  "by" names the round (worker, run_purge),
+ * marking applies: relid's mode 'on' or 'off' (ttl.set_mark_purge_deletes)
+ * if it has one, else ttl.mark_purge_deletes, read when the round began
+ * inside a worker or run_purge round, now anywhere else; never when
+ * wal_level was (is) below logical.  "by" names the round (worker, run_purge),
  * else "purge".  It never sets or changes a replication origin (a deleter
  * in a caller's transaction gets the message only; one inside a round's
  * transaction is under the round's origin anyway).  Any current user, also

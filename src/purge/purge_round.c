@@ -47,6 +47,7 @@
 #include "base/visit.h"
 #include "guard/guard.h"
 #include "insight/stats.h"
+#include "purge/mark.h"
 #include "purge/progress.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
@@ -501,6 +502,8 @@ ttl_purge_round(TtlRoundOps *ops)
 					report_committed(ops, last);
 				if (ops->report)
 					ops->report(ops->arg, activity_text(cur));
+				/* the batch's transaction carries ttl's origin or not (mark.c) */
+				ttl_mark_container(cur->relid);
 				round_batch(cur, round_cxt, ops->record_backoff);
 				last = cur;
 				total += cur->deleted - before;

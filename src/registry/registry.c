@@ -126,6 +126,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->home_database = InvalidOid;
 	out->hold_fraction = 0;
 	out->archive = InvalidOid;
+	out->mark_purge_deletes = TTL_MARK_DEFAULT;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
@@ -161,6 +162,10 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.8: ttl.set_archive (archive.c) */
 		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "archive") == 0)
 			out->archive = DatumGetObjectId(values[i]);
+		/* 1.9: ttl.set_mark_purge_deletes (NULL: follow the setting) */
+		if (!att->attisdropped && !nulls[i] &&
+			strcmp(NameStr(att->attname), "mark_purge_deletes") == 0)
+			out->mark_purge_deletes = DatumGetBool(values[i]) ? TTL_MARK_ON : TTL_MARK_OFF;
 		/* 1.5 */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "deadline_property") == 0)

@@ -36,7 +36,18 @@ typedef struct TtlContainer
 	float4		hold_fraction;
 	/* 1.8, the archive: purged rows go to this table first, or InvalidOid */
 	Oid			archive;
+	/* 1.9: ttl.set_mark_purge_deletes, one of TTL_MARK_* (purge/mark.c) */
+	char		mark_purge_deletes;
 } TtlContainer;
+
+/*
+ * A container's marking of purge deletes in the change stream: follow the
+ * setting ttl.mark_purge_deletes (zero, so that a zeroed policy follows
+ * it), or always on, or always off.
+ */
+#define TTL_MARK_DEFAULT	'\0'
+#define TTL_MARK_ON			'y'
+#define TTL_MARK_OFF		'n'
 
 #define TTL_HAS_DEADLINE(c) ((c)->deadline_property[0] != '\0')
 

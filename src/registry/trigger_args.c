@@ -130,6 +130,15 @@ set_deadline(TtlTriggerArgs *out, const char *value)
 	return NULL;
 }
 
+static char *
+set_mark(TtlTriggerArgs *out, const char *value)
+{
+	if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+		return psprintf("The marking \"%s\" is neither \"on\" nor \"off\".", value);
+	out->mark = strcmp(value, "on") == 0 ? TTL_MARK_ON : TTL_MARK_OFF;
+	return NULL;
+}
+
 static void
 set_archive(TtlTriggerArgs *out, const char *value)
 {
@@ -166,7 +175,7 @@ parse_positional(int nargs, char *const *argv, TtlTriggerArgs *out)
 static char *
 parse_keyed(int nargs, char *const *argv, TtlTriggerArgs *out)
 {
-	static const char *const keys[] = {"doc", "default", "state", "deadline", "archive"};
+	static const char *const keys[] = {"doc", "default", "state", "deadline", "archive", "mark"};
 	bool		seen[lengthof(keys)] = {0};
 	const char *version = argv[0] + strlen(FORMAT_KEY);
 	int32		format;
@@ -209,6 +218,9 @@ parse_keyed(int nargs, char *const *argv, TtlTriggerArgs *out)
 				break;
 			case 4:
 				set_archive(out, value);
+				break;
+			case 5:
+				why = set_mark(out, value);
 				break;
 		}
 		if (why != NULL)
@@ -305,6 +317,8 @@ ttl_trigger_args_encode(const TtlTriggerArgs *args, int format)
 			out = lappend(out, psprintf("deadline=%s", args->deadline_property));
 		if (args->archive != NULL)
 			out = lappend(out, psprintf("archive=%s", args->archive));
+		if (args->mark != TTL_MARK_DEFAULT)
+			out = lappend(out, psprintf("mark=%s", args->mark == TTL_MARK_ON ? "on" : "off"));
 		return out;
 	}
 	if (format != TTL_TRIGGER_ARGS_POSITIONAL)
@@ -312,6 +326,11 @@ ttl_trigger_args_encode(const TtlTriggerArgs *args, int format)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stamp trigger argument format %d does not exist", format),
 				 errdetail("The formats are 1 (ttl 1.0 to 1.8) and 2 (ttl 1.9).")));
+	if (args->mark != TTL_MARK_DEFAULT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the marking of purge deletes cannot be written in stamp trigger argument format 1"),
+				 errdetail("Format 1 (ttl 1.0 to 1.8) has no place for it; ttl 1.9 writes format 2.")));
 	out = lappend(out, pstrdup(doc));
 	if (!args->has_policy)
 	{

@@ -17,6 +17,9 @@
  *                                    default)
  *     deadline=<property>            rule 9's deadline property, if any
  *     archive=<qualified name>       a distributed container's archive
+ *     mark=on | mark=off             a distributed container's marking of
+ *                                    purge deletes (ttl.set_mark_purge_deletes;
+ *                                    absent: follow ttl.mark_purge_deletes)
  *   A value is everything after the first '=' (a key never holds one), so
  *   any column or property name travels unchanged.  A key the decoder
  *   does not know is skipped: a later round adds its per-container state
@@ -67,6 +70,8 @@ typedef struct TtlTriggerArgs
 	bool		paused;
 	/* the archive's qualified name as written (palloc'd), NULL for none */
 	char	   *archive;
+	/* marking of purge deletes, TTL_MARK_* (registry.h); format 2 only */
+	char		mark;
 } TtlTriggerArgs;
 
 extern void ttl_trigger_args_init(TtlTriggerArgs *args, const char *doc_column);

@@ -35,7 +35,12 @@ $node->safe_psql('src', q{
     CREATE TABLE "Arch"."Log Archive" (id int, doc jsonb NOT NULL, archived_at timestamptz DEFAULT now());
     SELECT ttl.set_archive('app.log', '"Arch"."Log Archive"');
     GRANT SELECT ON app.sessions_live TO PUBLIC;
+    -- 1.9: the marking of purge deletes per container (NULL: the setting's)
+    SELECT ttl.set_mark_purge_deletes('app.sessions', 'on');
+    SELECT ttl.set_mark_purge_deletes('app.log', 'off');
 });
+my $marks = q{SELECT string_agg(relid::text || '=' || coalesce(mark_purge_deletes::text, 'default'), ','
+                                ORDER BY relid::text) FROM ttl.registry};
 
 my $containers = q{SELECT container, doc_column, default_ttl, live_view, paused, append_only, purge_index, archive
                      FROM ttl.containers ORDER BY container::text};
@@ -51,6 +56,8 @@ $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('dst')
 
 is($node->safe_psql('dst', $containers), $before_containers,
     'registry restored: containers, columns, defaults, views, pause state');
+is($node->safe_psql('dst', $marks), 'app.log=false,app.sessions=true,cache=default',
+    'the marking of purge deletes per container restored (1.9)');
 is($node->safe_psql('dst', $docs), $before_docs,
     'documents restored with their original _ts (the trigger is created after the data)');
 

@@ -549,6 +549,12 @@ my %calls = (
 	'ttl.set_archive(regclass,regclass)' =>
 	  { calls => sub { (sel('ttl.set_archive', reg(fresh('container')), reg(fresh('table'))),
 						sel('ttl.set_archive', reg(fresh('container')), 'NULL')) } },
+	# metrics for monitoring roles (1.9; pg_read_all_stats, walks as the owner)
+	'ttl._monitor_backlog(regclass)' => { calls => sub { on_containers('ttl._monitor_backlog') } },
+	# change-stream marking per container (1.9; superuser only)
+	'ttl.set_mark_purge_deletes(regclass,text)' =>
+	  { calls => sub { (sel('ttl.set_mark_purge_deletes', reg(fresh('container')), q{'on'}),
+						on_containers('ttl.set_mark_purge_deletes', q{'default'})) } },
 	'ttl.set_append_only(regclass,boolean)' =>
 	  { calls => sub { sel('ttl.set_append_only', reg(fresh('deadline')), 'true') } },
 	'ttl.set_append_only(regclass,boolean,text)' =>

@@ -97,6 +97,27 @@ SELECT bool_and(r.success AND r.result = 'body'), count(*)
                     pg_catalog.encode(tgargs, 'escape'), '\000'))[1:tgnargs])).doc_column
            FROM pg_trigger WHERE tgrelid = '%s'::regclass AND tgname LIKE 'zzz_ttl_stamp%%'$$) r}),
 	't|4', 'the stamp trigger of every shard follows the renamed document column');
+# 1.9: the marking of purge deletes per container travels to every shard
+# in the stamp trigger (the key mark=; absent for 'default'), where each
+# node's purge reads it (purge/mark.c)
+sub shard_marks
+{
+	return $coord->safe_psql('postgres', q{
+SELECT string_agg(DISTINCT r.result, ',') || '|' || count(*)
+  FROM run_command_on_shards('d5',
+       $$SELECT coalesce(pg_catalog.string_agg(a, ','), 'none') FROM pg_trigger t,
+                pg_catalog.unnest((pg_catalog.string_to_array(pg_catalog.encode(t.tgargs, 'escape'), '\000'))[1:t.tgnargs]) a
+          WHERE t.tgrelid = '%s'::regclass AND t.tgname LIKE 'zzz_ttl_stamp%%' AND a LIKE 'mark=%%'$$) r
+ WHERE r.success});
+}
+is(shard_marks(), 'none|4', 'd5: no marking key on the shards (default)');
+$coord->safe_psql('postgres', q{SELECT ttl.set_mark_purge_deletes('d5', 'on')});
+is(shard_marks(), 'mark=on|4', "d5: 'on' reaches every shard's stamp trigger");
+$coord->safe_psql('postgres', q{SELECT ttl.set_mark_purge_deletes('d5', 'off')});
+is(shard_marks(), 'mark=off|4', "d5: and 'off'");
+$coord->safe_psql('postgres', q{SELECT ttl.set_mark_purge_deletes('d5', 'default')});
+is(shard_marks(), 'none|4', "d5: 'default' takes the key away");
+$coord->safe_psql('postgres', q{SELECT ttl.set_mark_purge_deletes('d5', 'on')});
 ($rc, $out, $err) = $coord->psql('postgres', q{INSERT INTO d5 VALUES ('after', '{"k": "after"}')});
 is($rc, 0, 'a write after the rename works through the coordinator') or diag $err;
 is($coord->safe_psql('postgres', "SELECT (body->>'_ts')::bigint > 0 FROM d5 WHERE id = 'after'"),

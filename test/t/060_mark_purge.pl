@@ -640,6 +640,160 @@ ok(scalar(grep { (grep { /tab\[text\]:'application'/ } @{ $_->{lines} }) && (gre
 $node->safe_psql('legacy', q{SELECT pg_drop_replication_slot('sl')});
 $node->safe_psql('postgres', q{SELECT pg_drop_replication_slot('sm')});
 
+# ---- per container (1.9, ttl.set_mark_purge_deletes) ----
+# pc.con 'on', pc.coff 'off', pc.cdef 'default' (follows the setting),
+# purged together on each path with the setting on, then off: the mode of
+# each container decides its message and, on the worker's and run_purge's
+# transactions, its origin (one round toggles it per batch); ttl.purge()
+# never gets an origin, whatever the mode.
+$node->safe_psql('postgres', q{
+CREATE SCHEMA pc AUTHORIZATION app;
+SET ROLE app;
+CREATE TABLE pc.con (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE pc.coff (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE pc.cdef (id int PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable(t, 3600) FROM unnest('{pc.con,pc.coff,pc.cdef}'::regclass[]) t;
+RESET ROLE;
+SELECT ttl.set_mark_purge_deletes('pc.con', 'on');
+SELECT ttl.set_mark_purge_deletes('pc.coff', 'off');
+SELECT ttl.set_mark_purge_deletes('pc.cdef', 'default');
+SELECT pg_create_logical_replication_slot('sp', 'test_decoding');
+});
+my @pc = qw(cdef coff con);
+
+# 3 items in each: due in a second (the worker), or under the clock 2 hours
+# ahead (the others)
+sub fill_pc
+{
+	my ($soon) = @_;
+	my $doc = $soon ? q{'{"ttl": 1}'} : q{'{}'};
+	$node->safe_psql('postgres',
+		join('', map { "INSERT INTO pc.$_ SELECT g, $doc FROM generate_series(1, 3) g;" } @pc));
+	return;
+}
+
+# Per container of pc: its deletes decoded, the rows its ttl messages
+# count and their "by", the origins of the transactions holding its
+# deletes ('' for none, ttl_purge_N for the pool's), and its deletes that
+# only-local keeps.  The slot is consumed.
+sub decode_pc
+{
+	my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	$node->poll_query_until('postgres',
+		"SELECT pg_current_wal_flush_lsn() >= '$lsn'::pg_lsn")
+	  or die "WAL not flushed up to $lsn";
+	my %s = map { ($_ => { deleted => 0, announced => 0, by => {}, origin => {}, kept => 0 }) } @pc;
+	for my $local (0, 1)
+	{
+		my $text = $node->safe_psql('postgres',
+			"SELECT data FROM pg_logical_slot_peek_changes('sp', '$lsn', NULL,"
+			  . " 'skip-empty-xacts', '1', 'include-xids', '1', 'only-local', '$local')");
+		my ($xid, %tabs);
+		for my $line (split /\n/, $text)
+		{
+			if ($line =~ /^BEGIN (\d+)$/) { $xid = $1; %tabs = (); }
+			elsif ($line =~ /^COMMIT (\d+)$/ && %tabs && !$local)
+			{
+				my $origin = $node->safe_psql('postgres',
+					"SELECT coalesce(o.roname, '') FROM pg_xact_commit_timestamp_origin('$xid'::xid) c"
+					  . " LEFT JOIN pg_replication_origin o ON o.roident = c.roident");
+				$s{$_}{origin}{ $origin =~ s/\d+$/N/r } = 1 for keys %tabs;
+			}
+			elsif ($line =~ /^table pc\.(\w+): DELETE/)
+			{
+				$tabs{$1} = 1;
+				$local ? $s{$1}{kept}++ : $s{$1}{deleted}++;
+			}
+			elsif (!$local && $line =~ /^message: .*prefix: ttl, sz: \d+ content:\{"container": "pc\.(\w+)", "rows": (\d+), "by": "(\w+)"\}$/)
+			{
+				$s{$1}{announced} += $2;
+				$s{$1}{by}{$3} = 1;
+			}
+		}
+	}
+	$node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_logical_slot_get_changes('sp', '$lsn', NULL)");
+	for my $c (@pc)
+	{
+		$s{$c}{by} = join(',', sort keys %{ $s{$c}{by} });
+		$s{$c}{origin} = join(',', sort keys %{ $s{$c}{origin} });
+	}
+	return \%s;
+}
+
+# what a container's 3 purged deletes carried: marked by $by (with the
+# origin when $origin), or not marked at all
+sub marked
+{
+	my ($by, $origin) = @_;
+	return { deleted => 3, announced => 3, by => $by,
+		origin => $origin ? 'ttl_purge_N' : '', kept => $origin ? 0 : 3 };
+}
+my $unmarked = { deleted => 3, announced => 0, by => '', origin => '', kept => 3 };
+
+# CALL ttl.run_purge(); whether the session holds an origin after it
+sub run_purge_pc
+{
+	return $node->safe_psql('postgres',
+		"SET ttl.now_override = '$later'; SET ROLE app; CALL ttl.run_purge();"
+		  . " RESET ROLE; SELECT pg_replication_origin_session_is_setup()");
+}
+
+sub purge_pc
+{
+	$node->safe_psql('postgres',
+		"SET ttl.now_override = '$later'; SET ROLE app; SELECT ttl.purge(t) FROM unnest('{pc.con,pc.coff,pc.cdef}'::regclass[]) t");
+	return;
+}
+
+sub remaining_pc
+{
+	return $node->safe_psql('postgres',
+		'SELECT ' . join(' + ', map { "(SELECT count(*) FROM pc.$_)" } @pc));
+}
+
+decode_pc();
+is($node->safe_psql('postgres', 'SHOW ttl.mark_purge_deletes'), 'on', 'per container: the setting is on');
+fill_pc(0);
+run_purge_pc();
+is(remaining_pc(), '0', 'per container, setting on: run_purge purged pc');
+is_deeply(decode_pc(),
+	{ con => marked('run_purge', 1), coff => $unmarked, cdef => marked('run_purge', 1) },
+	"per container, setting on: run_purge marks 'on' and 'default' (message and origin), not 'off'");
+
+fill_pc(0);
+purge_pc();
+is_deeply(decode_pc(),
+	{ con => marked('purge', 0), coff => $unmarked, cdef => marked('purge', 0) },
+	"per container, setting on: ttl.purge() gives 'on' and 'default' a message, never an origin; 'off' nothing");
+
+$node->safe_psql('postgres',
+	'ALTER SYSTEM SET ttl.mark_purge_deletes = off; SELECT pg_reload_conf()');
+$node->poll_query_until('postgres', 'SHOW ttl.mark_purge_deletes', 'off')
+  or die 'reload not seen';
+
+fill_pc(0);
+is(run_purge_pc(), 'f',
+	'per container, setting off: run_purge lets go of the origin it took for pc.con');
+is_deeply(decode_pc(),
+	{ con => marked('run_purge', 1), coff => $unmarked, cdef => $unmarked },
+	"per container, setting off: run_purge marks 'on' only, taking an origin for it");
+
+fill_pc(1);
+ok($node->poll_query_until('postgres', 'SELECT ' . "(SELECT count(*) FROM pc.con) + (SELECT count(*) FROM pc.coff) + (SELECT count(*) FROM pc.cdef)", '0'),
+	'per container, setting off: the worker purged pc');
+is_deeply(decode_pc(),
+	{ con => marked('worker', 1), coff => $unmarked, cdef => $unmarked },
+	"per container, setting off: the worker marks 'on' only (message and origin)");
+
+fill_pc(0);
+purge_pc();
+is_deeply(decode_pc(),
+	{ con => marked('purge', 0), coff => $unmarked, cdef => $unmarked },
+	"per container, setting off: ttl.purge() gives 'on' a message, no origin");
+
+$node->safe_psql('postgres', q{SELECT pg_drop_replication_slot('sp')});
+
 # the origins are the pool's, none held by a session now
 is( $node->safe_psql('postgres',
 		"SELECT count(*) > 0 AND bool_and(roname ~ '^ttl_purge_[0-9]+\$')"
