@@ -520,7 +520,7 @@ ttl_progress_due_rows(Oid relid, int64 *due_rows)
 {
 	TtlBacklog	b = {0};
 
-	container_backlog(relid, false, BACKLOG_WALK_LIMIT, &b);
+	container_backlog(relid, false, false, BACKLOG_WALK_LIMIT, &b);
 	*due_rows = b.known ? b.expired : 0;
 	return b.known;
 }
