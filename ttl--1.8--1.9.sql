@@ -303,6 +303,90 @@ COMMENT ON VIEW ttl.container_metrics IS 'per container, for monitoring roles (p
 REVOKE ALL ON ttl.container_metrics FROM PUBLIC;
 GRANT SELECT ON ttl.container_metrics TO pg_read_all_stats;
 
+-- operator: windows and falling behind
+
+-- Purge windows (src/base/purge_window.c parses them, one parser for the
+-- setting ttl.purge_window and for the function below): times of day
+-- outside which the worker and ttl.run_purge() leave a container (hiding
+-- and rule 10 go on; ttl.purge() ignores windows).  Per container in the
+-- registry, so it is dumped with it (pg_extension_config_dump of 1.0).
+ALTER TABLE ttl.registry ADD COLUMN purge_window text;
+COMMENT ON COLUMN ttl.registry.purge_window IS
+    'ttl.set_purge_window: times of day outside which the worker and ttl.run_purge() leave the container; NULL: ttl.purge_window';
+
+-- Owner only; NULL removes the container's own window; a bad value is
+-- refused (22023) and nothing is written; 0A000 on a Citus distributed
+-- container (its nodes purge by the policy the shards' triggers carry).
+CREATE FUNCTION ttl.set_purge_window(container regclass, purge_window text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_purge_window'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.set_purge_window(regclass, text) IS
+    'times of day (''01:00-05:00'', several comma-separated, an optional time zone name last) outside which the worker and ttl.run_purge leave the container; NULL removes it';
+
+-- the parser's two questions as SQL, for tests: is this instant inside,
+-- and when does the window next open (at itself when inside)
+CREATE FUNCTION ttl._in_purge_window(purge_window text, at timestamptz) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'ttl_in_purge_window_sql'
+    LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION ttl._in_purge_window(text, timestamptz) IS 'whether at falls inside the purge window (internal, for tests)';
+REVOKE ALL ON FUNCTION ttl._in_purge_window(text, timestamptz) FROM PUBLIC;
+
+CREATE FUNCTION ttl._next_purge_window(purge_window text, at timestamptz) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'ttl_next_purge_window_sql'
+    LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION ttl._next_purge_window(text, timestamptz) IS 'when the purge window next opens at or after at (internal, for tests)';
+REVOKE ALL ON FUNCTION ttl._next_purge_window(text, timestamptz) FROM PUBLIC;
+
+-- Falling behind (src/insight/behind.c): whether the worker has said that a
+-- container is behind (its one WARNING; cleared with its one LOG line on
+-- catching up), so that the pool's workers, which exit after each visit,
+-- say it once.  Runtime state in the runtime table: not dumped.
+ALTER TABLE ttl.purge_stats ADD COLUMN behind_since timestamptz;
+COMMENT ON COLUMN ttl.purge_stats.behind_since IS
+    'set when the worker logged that the container fell behind (ttl.backlog_alert_age), cleared when it logged that it caught up';
+
+-- behind, behind_since and next_window_at of ttl.stats: computed from the
+-- backlog's oldest item (held items and rows in ttl.purge_failures left
+-- out) and the window that applies, with the caller's rights
+CREATE FUNCTION ttl._behind(container regclass, oldest_expired_at timestamptz,
+                            OUT behind boolean, OUT behind_since timestamptz,
+                            OUT next_window_at timestamptz)
+RETURNS record
+    AS 'MODULE_PATHNAME', 'ttl_behind_sql'
+    LANGUAGE C STABLE;
+COMMENT ON FUNCTION ttl._behind(regclass, timestamptz) IS 'behind, behind_since and next_window_at of ttl.stats (internal)';
+
+-- ttl.stats as in 1.7, with the three columns at its end
+CREATE OR REPLACE VIEW ttl.stats AS
+SELECT r.relid                        AS container,
+       coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
+                                      AS rows_purged,
+       GREATEST(s.last_purge_at, p.purged_at) AS last_purge_at,
+       CASE WHEN pg_catalog.has_table_privilege(c.oid, 'SELECT')
+             AND NOT pg_catalog.row_security_active(c.oid)
+            THEN s.last_error END     AS last_error,
+       s.last_error_at,
+       b.expired                      AS expired_backlog,
+       b.oldest_expired_at,
+       ttl.now() OPERATOR(pg_catalog.-) b.oldest_expired_at AS oldest_expired_age,
+       r.held_since,
+       r.hold_reason,
+       coalesce(s.overruns, 0)        AS overruns,
+       s.retry_after,
+       a.behind,
+       a.behind_since,
+       a.next_window_at
+  FROM ttl.registry r
+  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN LATERAL (SELECT pg_catalog.sum(q.rows_purged)::pg_catalog.int8 AS rows_purged,
+                            pg_catalog.max(q.purged_at) AS purged_at
+                       FROM ttl.purge_stats_pending q
+                      WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
+  CROSS JOIN LATERAL ttl._backlog(r.relid) b
+  CROSS JOIN LATERAL ttl._behind(r.relid, b.oldest_expired_at) a;
+COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off; behind, behind_since: the oldest deletable expired item is older than ttl.backlog_alert_age; next_window_at: when the purge window next opens';
+
 -- operator: progress and log lines
 --
 -- ttl.purge_progress: one row per running purge (the worker's visit, CALL

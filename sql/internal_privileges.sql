@@ -25,6 +25,8 @@ INSERT INTO internal_class VALUES
     ('ttl._monitor_backlog(regclass)', false, 'the view ttl.container_metrics, granted to pg_read_all_stats; checks pg_read_all_stats itself, walks as the owner'),
     ('ttl._trigger_args(name,text,boolean,integer,boolean,text,integer)', false, 'tests: the trigger arguments'' codec'),
     ('ttl._trigger_args_decode(text[])', false, 'tests: the trigger arguments'' codec'),
+    ('ttl._in_purge_window(text,timestamp with time zone)', false, 'tests: the purge window parser'),
+    ('ttl._next_purge_window(text,timestamp with time zone)', false, 'tests: the purge window parser'),
     -- callable: called with the caller's rights by a public function or view
     ('ttl._register(regclass,integer,name)', true, 'ttl.enable; checks ownership first'),
     ('ttl._existing_rows(regclass,name,boolean)', true, 'ttl.enable; checks ownership first, works as the owner'),
@@ -39,6 +41,7 @@ INSERT INTO internal_class VALUES
     ('ttl._purge_index_name(name,boolean)', true, 'ttl.enable, ttl.set_append_only, ttl.upgrade_purge_index_sql; a name only'),
     ('ttl._deadline_index_name(name,boolean)', true, 'ttl.set_deadline_property, ttl.deadline_index_sql; a name only'),
     ('ttl._backlog(regclass)', true, 'the view ttl.stats; checks SELECT, walks as the owner'),
+    ('ttl._behind(regclass,timestamp with time zone)', true, 'the view ttl.stats; reads the registry and the settings, runs nothing of a table''s owner'),
     ('ttl._legal_hold_expired(regclass,jsonb)', true, 'the view ttl.legal_holds; checks SELECT and row security, walks as the owner'),
     ('ttl._distributed_stats()', true, 'the view ttl.distributed_stats; ttl.purge_stats and Citus metadata'),
     ('ttl._citus_kind(regclass)', true, 'ttl._distributed_stats; Citus metadata only'),
@@ -102,7 +105,8 @@ SELECT format('SELECT %s(%s)', p.oid::regproc,
                                           WHEN 'boolean'::regtype THEN 'false'
                                           WHEN 'text'::regtype THEN '''x'''
                                           WHEN 'integer'::regtype THEN '1'
-                                          WHEN 'text[]'::regtype THEN '''{doc}''::text[]' END
+                                          WHEN 'text[]'::regtype THEN '''{doc}''::text[]'
+                                          WHEN 'timestamptz'::regtype THEN 'now()' END
                               FROM unnest(p.proargtypes::regtype[]) t), ', ') END) AS q
   INTO TEMP revoked_calls
   FROM internal_catalog c JOIN pg_proc p ON p.oid = c.sig::regprocedure

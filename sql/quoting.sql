@@ -215,6 +215,10 @@ SELECT k, ttl.set_replace_expired(c, false) FROM quoting_help.c ORDER BY k;
 SELECT k, c.replace_expired FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
 SELECT k, ttl.set_replace_expired(c, true) FROM quoting_help.c ORDER BY k;
 
+-- a purge window and none again (1.9)
+SELECT k, ttl.set_purge_window(c, '01:00-05:00 UTC') FROM quoting_help.c ORDER BY k;
+SELECT k, r.purge_window FROM quoting_help.c q JOIN ttl.registry r ON r.relid = q.c ORDER BY k;
+SELECT k, ttl.set_purge_window(c, NULL) FROM quoting_help.c ORDER BY k;
 -- change-stream marking per container (1.9, superuser only) and the
 -- monitoring view (1.9, pg_read_all_stats: the superuser here)
 RESET ROLE;

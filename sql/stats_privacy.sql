@@ -32,6 +32,10 @@ GRANT SELECT ON sp.e_live TO regress_sp_other;
 RESET ROLE;
 SET ttl.now_override = '2026-01-01 00:10:00+00';
 CALL ttl.run_purge();
+-- the rows it isolated as failing are left out of the backlog from 1.9
+-- (sql/purge_window.sql): forget them (runtime state), so that the backlog
+-- below counts rows that row-level security may hide
+DELETE FROM ttl.purge_failure WHERE relid = 'sp.e'::regclass;
 
 -- who sees the error's text: the superuser, the owner, a role with SELECT
 -- on the table; not a role without it (last_error_at and the counters stay

@@ -446,6 +446,53 @@ ttl_set_replace_expired(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * ttl.set_purge_window(container, purge_window) (1.9): the times of day
+ * outside which the worker and ttl.run_purge() leave the container
+ * (base/purge_window.c parses it; a bad value writes nothing); NULL
+ * removes it, and the setting ttl.purge_window applies again.  Owner only;
+ * not on a Citus distributed container (registry/policy.c).  Not a policy
+ * change: no purge lock, a batch in progress finishes.
+ */
+PG_FUNCTION_INFO_V1(ttl_set_purge_window);
+Datum
+ttl_set_purge_window(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	char		nulls[2] = {' ', ' '};
+	TtlPurgeWindow w;
+
+	relid = container_arg(fcinfo);
+	(void) require_container(relid);
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = (Datum) 0;
+	if (PG_ARGISNULL(1))
+		nulls[1] = 'n';
+	else
+	{
+		char	   *value = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+		ttl_window_parse_or_error(value, psprintf("container %s", ttl_relation_display_name(relid)),
+								  &w);
+		if (w.nranges == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid purge window \"%s\" for container %s", value,
+							ttl_relation_display_name(relid)),
+					 errdetail("A container's window has at least one range."),
+					 errhint("Pass NULL to remove the container's window, or '00:00-24:00' to purge it at any time whatever ttl.purge_window says.")));
+		values[1] = PG_GETARG_DATUM(1);
+	}
+	ttl_policy_refuse_purge_window(relid, nulls[1] != 'n');
+	ttl_registry_execute("UPDATE ttl.registry SET purge_window = $2"
+						 " WHERE relid OPERATOR(pg_catalog.=) $1",
+						 2, argtypes, values, nulls, NULL);
+	CacheInvalidateRelcacheByRelid(relid);
+	PG_RETURN_VOID();
+}
+
 PG_FUNCTION_INFO_V1(ttl_pause);
 Datum
 ttl_pause(PG_FUNCTION_ARGS)

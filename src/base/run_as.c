@@ -131,8 +131,17 @@ void
 ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 					 Datum *values, const char *nulls, SPIPlanPtr *saved)
 {
+	(void) ttl_registry_execute_count(sql, nargs, argtypes, values, nulls, saved);
+}
+
+/* ttl_registry_execute, and how many rows the statement processed. */
+uint64
+ttl_registry_execute_count(const char *sql, int nargs, Oid *argtypes,
+						   Datum *values, const char *nulls, SPIPlanPtr *saved)
+{
 	TtlUserContext ctx;
 	int			rc;
+	uint64		processed;
 
 	ttl_become_user(extension_owner(), &ctx);
 	ttl_spi_connect();
@@ -143,8 +152,10 @@ ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 		rc = SPI_execute_with_args(sql, nargs, argtypes, values, nulls, false, 0);
 	if (rc < 0)
 		elog(ERROR, "ttl registry statement failed: %s", SPI_result_code_string(rc));
+	processed = SPI_processed;
 	SPI_finish();
 	ttl_restore_user(&ctx);
+	return processed;
 }
 
 /*

@@ -29,5 +29,8 @@ extern SPIPlanPtr ttl_kept_plan(SPIPlanPtr *saved, const char *sql, int nargs,
 								Oid *argtypes);
 extern void ttl_registry_execute(const char *sql, int nargs, Oid *argtypes,
 								 Datum *values, const char *nulls, SPIPlanPtr *saved);
+extern uint64 ttl_registry_execute_count(const char *sql, int nargs, Oid *argtypes,
+										 Datum *values, const char *nulls,
+										 SPIPlanPtr *saved);
 
 #endif							/* TTL_RUN_AS_H */

@@ -21,6 +21,7 @@
 #include "utils/tzparser.h"
 
 #include "base/compat.h"
+#include "base/purge_window.h"
 #include "base/settings.h"
 
 bool		ttl_enabled = true;
@@ -37,6 +38,11 @@ bool		ttl_mark_purge_deletes = false;
 int			ttl_max_replication_lag = -1;
 char	   *ttl_replication_lag_ignore = NULL;
 int			ttl_log_min_duration = -1;
+int			ttl_backlog_alert_age = 3600;
+int			ttl_max_purge_time = 0;
+
+static char *ttl_purge_window_text = NULL;
+static const TtlPurgeWindow *ttl_purge_window_parsed = NULL;
 
 static char *ttl_now_override_text = NULL;
 static bool ttl_now_override_active = false;
@@ -124,6 +130,46 @@ check_replication_lag_ignore(char **newval, void **extra, GucSource source)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * ttl.purge_window: parsed once here (purge_window.c), so that the purge
+ * asks a parsed window; a bad value is refused with the parser's sentence.
+ */
+static bool
+check_purge_window(char **newval, void **extra, GucSource source)
+{
+	TtlPurgeWindow parsed;
+	TtlPurgeWindow *kept;
+	char	   *problem;
+
+	if (!ttl_window_parse(*newval, &parsed, &problem))
+	{
+		GUC_check_errdetail("%s", problem);
+		GUC_check_errhint("Write ranges of times of day such as '01:00-05:00', comma-separated, optionally followed by a time zone name; empty means always.");
+		return false;
+	}
+	if (parsed.nranges == 0)
+		return true;
+	kept = (TtlPurgeWindow *) ttl_guc_malloc(sizeof(TtlPurgeWindow));
+	if (kept == NULL)
+		return false;
+	*kept = parsed;
+	*extra = kept;
+	return true;
+}
+
+static void
+assign_purge_window(const char *newval, void *extra)
+{
+	ttl_purge_window_parsed = (const TtlPurgeWindow *) extra;
+}
+
+/* The window of ttl.purge_window, or NULL (empty: always). */
+const TtlPurgeWindow *
+ttl_setting_window(void)
+{
+	return ttl_purge_window_parsed;
 }
 
 /*
@@ -342,6 +388,52 @@ ttl_define_settings(void)
 							&ttl_log_min_duration,
 							-1, -1, INT_MAX,
 							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * Purge windows (purge_window.c).  Per server or per database (ALTER
+	 * DATABASE ... SET): the worker reads its database's settings when it
+	 * connects, never a role's, so a window set per role would bind only
+	 * that role's ttl.run_purge(); superuser-only, as a window keeps the
+	 * purge away from every owner's containers.
+	 */
+	DefineCustomStringVariable("ttl.purge_window",
+							   "Times of day outside which the background worker and ttl.run_purge() leave containers without a window of their own.",
+							   "Ranges such as '01:00-05:00', comma-separated, optionally followed by a time zone name (else TimeZone). Empty means always. ttl.purge() ignores windows.",
+							   &ttl_purge_window_text,
+							   "",
+							   PGC_SUSET,
+							   0,
+							   check_purge_window,
+							   assign_purge_window,
+							   NULL);
+
+	/*
+	 * The falling-behind signal (insight/behind.c): ttl.stats.behind, and
+	 * the worker's one WARNING when a container crosses it.  SIGHUP: one
+	 * threshold for the worker and every reader.
+	 */
+	DefineCustomIntVariable("ttl.backlog_alert_age",
+							"Age of a container's oldest expired item beyond which the container is behind.",
+							"Held items, quarantined rows and paused containers are left out. The worker logs one WARNING when a container falls behind and one LOG line when it catches up. -1 turns the signal off.",
+							&ttl_backlog_alert_age,
+							3600, -1, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	/*
+	 * How long one visit of the worker may spend on one container (its
+	 * batches and the cost budget's sleeps after them) before the rest of
+	 * its backlog waits for the next round (purge_round.c).
+	 */
+	DefineCustomIntVariable("ttl.max_purge_time",
+							"Longest one visit of the background worker spends on one container before it moves on.",
+							"The rest of the container's backlog waits for a later round, resumed where it stopped. 0 means no limit.",
+							&ttl_max_purge_time,
+							0, 0, INT_MAX,
+							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

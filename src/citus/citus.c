@@ -310,6 +310,7 @@ ttl_citus_check_kind(Oid relid)
 	{
 		ttl_citus_refuse_index_free(relid, c.index_free);
 		ttl_citus_refuse_replace_off(relid, c.replace_expired);
+		ttl_citus_refuse_purge_window(relid, c.purge_window[0] != '\0');
 		/* legal hold: not on a distributed container (legal_hold.c) */
 		ttl_legal_hold_refuse_distributed(relid);
 		/* archive: a distributed table colocated with it, shard by shard */
@@ -351,6 +352,24 @@ ttl_citus_refuse_replace_off(Oid relid, bool replace_expired)
 						get_rel_name(relid)),
 				 errdetail("Its shards replace expired items by the policy their stamp triggers carry, which has no place for the setting."),
 				 errhint("Keep ttl.set_replace_expired(container, true) on a distributed container.")));
+}
+
+/*
+ * A distributed container has no purge window of its own: the nodes purge
+ * its shards by the policy their stamp triggers carry, which has no place
+ * for one; each node's ttl.purge_window (postgresql.conf, ALTER DATABASE)
+ * is the window there.
+ */
+void
+ttl_citus_refuse_purge_window(Oid relid, bool has_window)
+{
+	if (has_window && ttl_citus_kind(relid) == TTL_CITUS_HASH)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("container \"%s\" is a Citus distributed table and cannot have a purge window of its own",
+						get_rel_name(relid)),
+				 errdetail("Its nodes purge its shards by the policy their stamp triggers carry, which has no place for a window."),
+				 errhint("Set ttl.purge_window on each node (postgresql.conf or ALTER DATABASE ... SET), or remove the container's window with ttl.set_purge_window(container, NULL).")));
 }
 
 /* The ttl._purge_placements() call for container, bounded by max_rows (< 0: none). */

@@ -13,6 +13,7 @@ extern void ttl_citus_sync_policy(Oid relid);
 extern void ttl_citus_check_kind(Oid relid);
 extern void ttl_citus_refuse_index_free(Oid relid, bool index_free);
 extern void ttl_citus_refuse_replace_off(Oid relid, bool replace_expired);
+extern void ttl_citus_refuse_purge_window(Oid relid, bool has_window);
 extern void ttl_citus_check_archive(Oid container, Oid archive);
 extern int64 ttl_citus_purge(Oid relid, int64 max_rows);
 /* ttl.c's fmgr hooks: around Citus's table makers (citus.c) */

@@ -531,6 +531,7 @@ const TtlDistributedOps ttl_citus_ops = {
 	.check_kind = ttl_citus_check_kind,
 	.refuse_index_free = ttl_citus_refuse_index_free,
 	.refuse_replace_off = ttl_citus_refuse_replace_off,
+	.refuse_purge_window = ttl_citus_refuse_purge_window,
 	.check_archive = ttl_citus_check_archive,
 	.purge = ttl_citus_purge,
 };

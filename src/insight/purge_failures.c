@@ -350,6 +350,35 @@ ttl_failures_arrays(Datum *oids, Datum *tids)
 }
 
 /*
+ * Every place recorded for relid, whatever its retry_after, as the two
+ * arrays of ttl_failures_filter_sql (for the backlog: rows known to fail
+ * are not what a purge can delete); read only, nothing forgotten here.
+ */
+int
+ttl_failures_places(Oid relid, Datum *oids, Datum *tids)
+{
+	FailureRecord *records;
+	Datum	   *o;
+	Datum	   *t;
+	int			n = read_records(relid, 0, &records);
+	int			i;
+
+	if (n == 0)
+		return 0;
+	o = palloc(sizeof(Datum) * n);
+	t = palloc(sizeof(Datum) * n);
+	for (i = 0; i < n; i++)
+	{
+		o[i] = ObjectIdGetDatum(records[i].place.leaf);
+		t[i] = PointerGetDatum(&records[i].place.tid);
+	}
+	*oids = PointerGetDatum(construct_array(o, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	*tids = PointerGetDatum(construct_array(t, n, TIDOID, sizeof(ItemPointerData), false,
+											TYPALIGN_SHORT));
+	return n;
+}
+
+/*
  * Record that the row version at tid of leaf (a leaf of container relid)
  * failed its purge with sqlerrcode and message: a first failure, or one
  * more attempt; either way it is left out until the back-off has passed.

@@ -18,6 +18,9 @@ extern bool ttl_failures_covers(Oid leaf, ItemPointer tid);
 extern const char *ttl_failures_filter_sql(int oid_param, int tid_param);
 extern void ttl_failures_arrays(Datum *oids, Datum *tids);
 
+/* every recorded place of relid, as the filter's two arrays; how many */
+extern int	ttl_failures_places(Oid relid, Datum *oids, Datum *tids);
+
 /* the record of one failing row, in the caller's transaction */
 extern void ttl_failure_record(Oid relid, Oid leaf, ItemPointer tid, const char *key,
 							   int sqlerrcode, const char *message, int64 now_seconds);

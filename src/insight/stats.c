@@ -56,6 +56,7 @@
 #include "document/due_range.h"
 #include "document/purge_key.h"
 #include "insight/legal_hold_backlog.h"
+#include "insight/purge_failures.h"
 #include "insight/stats.h"
 #include "registry/leaf_owner.h"
 #include "registry/policy.h"
@@ -84,19 +85,23 @@ typedef struct TtlBacklog
  * connected.
  */
 static Datum backlog_holds;		/* legal hold: $3, when there are holds */
+static Datum backlog_failed[2];	/* rows recorded as failing: $4, $5, or 0 */
 
 static void
 backlog_walk(const char *sql, const TtlDueRange *range, int64 *count, bool *have_min,
 			 int64 *min)
 {
-	Oid			argtypes[3] = {INT8OID, INT8OID, JSONBARRAYOID};
-	Datum		values[3] = {Int64GetDatum(range->high), Int64GetDatum(range->low),
-						   backlog_holds};
+	Oid			argtypes[5] = {INT8OID, INT8OID, JSONBARRAYOID, OIDARRAYOID, TIDARRAYOID};
+	Datum		values[5] = {Int64GetDatum(range->high), Int64GetDatum(range->low),
+						   backlog_holds, backlog_failed[0], backlog_failed[1]};
+	char		nulls[5] = {' ', ' ', backlog_holds != (Datum) 0 ? ' ' : 'n', ' ', ' '};
 	bool		isnull;
 	int			rc;
 
-	rc = SPI_execute_with_args(sql, backlog_holds != (Datum) 0 ? 3 : 2, argtypes, values,
-							   NULL, true, 1);
+	rc = SPI_execute_with_args(sql,
+							   backlog_failed[0] != (Datum) 0 ? 5 :
+							   backlog_holds != (Datum) 0 ? 3 : 2,
+							   argtypes, values, nulls, true, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "ttl backlog walk failed: %s", SPI_result_code_string(rc));
 	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -137,6 +142,18 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	/* legal hold: held rows are left out, or counted alone (legal_hold_backlog.c) */
 	ttl_backlog_holds_begin(&h, relid, col, out->held_match);
 	backlog_holds = h.matches;
+	/*
+	 * 1.9: rows recorded as failing (ttl.purge_failures) are left out like
+	 * held ones: no purge deletes them until they change, and the oldest
+	 * of them must not keep the container behind (behind.c).
+	 */
+	backlog_failed[0] = backlog_failed[1] = (Datum) 0;
+	if (out->held_match == NULL &&
+		ttl_failures_places(relid, &backlog_failed[0], &backlog_failed[1]) > 0)
+		h.held = psprintf("(%s OR EXISTS (SELECT FROM ROWS FROM (pg_catalog.unnest($4::pg_catalog.oid[]),"
+						  " pg_catalog.unnest($5::pg_catalog.tid[])) q(o, c)"
+						  " WHERE q.o OPERATOR(pg_catalog.=) tableoid"
+						  " AND q.c OPERATOR(pg_catalog.=) ctid))", h.held);
 
 	ttl_become_user(owner, &ctx);
 	ttl_spi_connect();
@@ -260,6 +277,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	SPI_finish();
 	ttl_restore_user(&ctx);
 	backlog_holds = (Datum) 0;
+	backlog_failed[0] = backlog_failed[1] = (Datum) 0;
 }
 
 /*

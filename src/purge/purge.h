@@ -38,6 +38,7 @@ typedef struct TtlRoundOps
 								 * caller's own) */
 	bool		(*may_start) (void *arg);	/* false: end the round now */
 	uint64		first;			/* passes start at container first % n */
+	int			max_container_ms;	/* > 0: ttl.max_purge_time (worker) */
 	void		(*committed) (void *arg, Oid relid,
 							  const struct TtlResumePoint *point);	/* a batch
 																	 * committed;
@@ -65,6 +66,7 @@ typedef struct TtlResumePoint
 
 extern struct HTAB *ttl_create_resume_map(void);
 extern int64 ttl_purge_round(TtlRoundOps *ops);
+
 extern void ttl_cost_sleep(void);
 extern void ttl_purge_commit_async(void);
 extern void ttl_purge_executor_started(QueryDesc *queryDesc);

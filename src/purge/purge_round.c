@@ -11,7 +11,11 @@
  *		record first, containers backed off are left out, no batch starts
  *		that could outlast the visit,
  *		and where each container resumes is handed to the worker after
- *		each batch commits.
+ *		each batch commits.  Both leave a container outside its purge
+ *		window (base/purge_window.c: its own, else ttl.purge_window), asked
+ *		before each of its batches; the worker also leaves a container once
+ *		its visit has spent ttl.max_purge_time on it (its batches, commits
+ *		and the budget's sleeps after them), to resume there next round.
  *
  * Locking: each batch takes its own locks (purge_batch.c) and the caller
  * commits between batches; one container's failure is recorded in
@@ -41,6 +45,7 @@
 #include "utils/timestamp.h"
 
 #include "base/compat.h"
+#include "base/purge_window.h"
 #include "base/run_as.h"
 #include "base/settings.h"
 #include "base/subxact.h"
@@ -51,6 +56,7 @@
 #include "purge/progress.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
+#include "registry/container_window.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
 
@@ -163,7 +169,7 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 }
 
 static void
-save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
+save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors, const bool *set_aside)
 {
 	HASH_SEQ_STATUS status;
 	ResumePoint *point;
@@ -176,7 +182,7 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors)
 		hash_search(resume, &point->relid, HASH_REMOVE, NULL);
 	for (i = 0; i < ncursors; i++)
 	{
-		if (cursors[i].done)
+		if (cursors[i].done && !set_aside[i])
 			continue;
 		point = hash_search(resume, &cursors[i].relid, HASH_ENTER, NULL);
 		point->kind = (int) cursors[i].kind;
@@ -405,6 +411,10 @@ ttl_purge_round(TtlRoundOps *ops)
 	List	   *backed_off = NIL;
 	List	   *overran = NIL;
 	PurgeCursor *last = NULL;	/* the batch the next commit commits */
+	TtlPurgeWindow *windows;	/* per cursor; nranges 0: none */
+	bool	   *set_aside;		/* per cursor: left at ttl.max_purge_time */
+	int64	   *spent_us;		/* per cursor: this visit's time on it */
+	int			last_index = -1;
 	int			first = 0;		/* the cursor each pass starts at */
 	ListCell   *lc;
 	int			i;
@@ -430,6 +440,9 @@ ttl_purge_round(TtlRoundOps *ops)
 		ttl_guard_round_begin(&guard);
 		ncursors = list_length(relids);
 		cursors = palloc0(sizeof(PurgeCursor) * Max(ncursors, 1));
+		windows = palloc0(sizeof(TtlPurgeWindow) * Max(ncursors, 1));
+		set_aside = palloc0(sizeof(bool) * Max(ncursors, 1));
+		spent_us = palloc0(sizeof(int64) * Max(ncursors, 1));
 		i = 0;
 		foreach(lc, relids)
 		{
@@ -439,6 +452,8 @@ ttl_purge_round(TtlRoundOps *ops)
 							ops->walks);
 			cursors[i].count_due = true;	/* ttl.purge_progress's rows_due */
 			resume_cursor(ops->resume, &cursors[i]);
+			/* a copy: a reload may free the setting's own */
+			(void) ttl_container_window(relid, &windows[i]);
 			cursors[i].clear_backoff = list_member_oid(overran, relid);
 			if (list_member_oid(backed_off, relid))
 			{
@@ -462,8 +477,10 @@ ttl_purge_round(TtlRoundOps *ops)
 			active = 0;
 			for (k = 0; k < ncursors; k++)
 			{
-				PurgeCursor *cur = &cursors[(k + first) % ncursors];
+				int			idx = (k + first) % ncursors;
+				PurgeCursor *cur = &cursors[idx];
 				int64		before = cur->deleted;
+				TimestampTz t0;
 
 				if (cur->done)
 					continue;
@@ -487,6 +504,21 @@ ttl_purge_round(TtlRoundOps *ops)
 					active = 0;
 					break;
 				}
+				/*
+				 * The visit's time on one container: each batch, and the
+				 * commit and the budget's sleep after it (charged to the
+				 * batch they pay for).  Past ttl.max_purge_time the
+				 * container resumes there next round.
+				 */
+				if (ops->max_container_ms > 0 &&
+					spent_us[idx] >= (int64) ops->max_container_ms * 1000)
+				{
+					cur->done = true;
+					set_aside[idx] = true;
+					ops->unfinished = true;
+					continue;
+				}
+				t0 = GetCurrentTimestamp();
 				slept_us = 0;
 				if (!ops->next_transaction(ops->arg))
 				{
@@ -498,21 +530,33 @@ ttl_purge_round(TtlRoundOps *ops)
 				/* the sleep paid for the last batch: its container's visit */
 				if (last != NULL)
 					last->log.throttled_us += slept_us;
+				if (last_index >= 0)
+					spent_us[last_index] += GetCurrentTimestamp() - t0;
 				if (last != NULL)
 					report_committed(ops, last);
+				/* outside its window: left for this round (hiding goes on) */
+				if (windows[idx].nranges > 0 &&
+					!ttl_window_contains(&windows[idx], ttl_window_clock()))
+				{
+					cur->done = true;
+					continue;
+				}
 				if (ops->report)
 					ops->report(ops->arg, activity_text(cur));
 				/* the batch's transaction carries ttl's origin or not (mark.c) */
 				ttl_mark_container(cur->relid);
+				t0 = GetCurrentTimestamp();
 				round_batch(cur, round_cxt, ops->record_backoff);
+				spent_us[idx] += GetCurrentTimestamp() - t0;
 				last = cur;
+				last_index = idx;
 				total += cur->deleted - before;
 				if (!cur->done)
 					active++;
 			}
 			first_pass = false;
 		}
-		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0);
+		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0, set_aside);
 		/* ttl.log_min_duration: a line per container this round visited */
 		for (i = 0; i < ncursors; i++)
 			ttl_visit_log_emit(cursors[i].relid, &cursors[i].log, ttl_visit_log_round_by());

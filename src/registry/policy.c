@@ -206,6 +206,18 @@ ttl_policy_refuse_replace_off(Oid relid, bool replace_expired)
 }
 
 /*
+ * Refuse a purge window of a distributed container's own: its nodes purge
+ * its shards by the policy the stamp trigger carries, without one (the
+ * nodes' ttl.purge_window applies there).
+ */
+void
+ttl_policy_refuse_purge_window(Oid relid, bool has_window)
+{
+	if (ttl_distribution_loaded())
+		distributed->refuse_purge_window(relid, has_window);
+}
+
+/*
  * Refuse an archive that does not fit the container's distribution: a
  * distributed container's archive is a distributed table colocated with it
  * (its shards archive into their colocated shards); a table of this node

@@ -37,6 +37,7 @@ typedef struct TtlDistributedOps
 	void		(*check_kind) (Oid relid);
 	void		(*refuse_index_free) (Oid relid, bool index_free);
 	void		(*refuse_replace_off) (Oid relid, bool replace_expired);
+	void		(*refuse_purge_window) (Oid relid, bool has_window);
 	void		(*check_archive) (Oid container, Oid archive);
 	int64		(*purge) (Oid relid, int64 max_rows);
 } TtlDistributedOps;
@@ -65,6 +66,7 @@ extern void ttl_policy_push(Oid relid);
 extern void ttl_policy_check_distribution(Oid relid);
 extern void ttl_policy_refuse_index_free(Oid relid, bool index_free);
 extern void ttl_policy_refuse_replace_off(Oid relid, bool replace_expired);
+extern void ttl_policy_refuse_purge_window(Oid relid, bool has_window);
 extern void ttl_policy_check_archive(Oid container, Oid archive);
 extern int64 ttl_purge_distributed(Oid relid, int64 max_rows);
 

@@ -126,6 +126,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->home_database = InvalidOid;
 	out->hold_fraction = 0;
 	out->archive = InvalidOid;
+	out->purge_window[0] = '\0';
 	out->mark_purge_deletes = TTL_MARK_DEFAULT;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
@@ -162,6 +163,10 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		/* 1.8: ttl.set_archive (archive.c) */
 		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "archive") == 0)
 			out->archive = DatumGetObjectId(values[i]);
+		/* 1.9: ttl.set_purge_window (ttl_window_parse checked it) */
+		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "purge_window") == 0)
+			strlcpy(out->purge_window, TextDatumGetCString(values[i]),
+					sizeof(out->purge_window));
 		/* 1.9: ttl.set_mark_purge_deletes (NULL: follow the setting) */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "mark_purge_deletes") == 0)

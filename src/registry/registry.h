@@ -10,6 +10,8 @@
 
 #include "nodes/pg_list.h"
 
+#include "base/purge_window.h"
+
 /* The longest deadline property name (bytes), as kept in the cache. */
 #define TTL_DEADLINE_PROPERTY_MAX 255
 
@@ -36,6 +38,8 @@ typedef struct TtlContainer
 	float4		hold_fraction;
 	/* 1.8, the archive: purged rows go to this table first, or InvalidOid */
 	Oid			archive;
+	/* 1.9: ttl.set_purge_window's text, "" for none (base/purge_window.c) */
+	char		purge_window[TTL_WINDOW_MAX_TEXT + 1];
 	/* 1.9: ttl.set_mark_purge_deletes, one of TTL_MARK_* (purge/mark.c) */
 	char		mark_purge_deletes;
 } TtlContainer;

@@ -67,6 +67,7 @@
 #include "insight/stats.h"
 #include "purge/mark.h"
 #include "purge/purge.h"
+#include "registry/container_window.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
 #include "scheduler/replication_wait.h"
@@ -218,17 +219,49 @@ walk_bounded(WalkStep *w)
 	return true;
 }
 
+/* ttl_behind_note in a subtransaction: a failure is only logged. */
+typedef struct BehindStep
+{
+	Oid			relid;
+	TimestampTz oldest;
+} BehindStep;
+
+static void
+behind_step(void *arg)
+{
+	BehindStep *b = (BehindStep *) arg;
+
+	ttl_behind_note(b->relid, b->oldest);
+}
+
+static void
+note_behind(Oid relid, TimestampTz oldest)
+{
+	BehindStep	b = {relid, oldest};
+	ErrorData  *edata;
+
+	edata = ttl_subxact_run(behind_step, &b, CurrentMemoryContext, false);
+	if (edata != NULL)
+		ereport(LOG,
+				(errmsg("could not record whether ttl container \"%s\" is behind: %s",
+						ttl_relation_display_name(relid), edata->message)));
+}
+
 /*
  * The backlog of the unpaused containers, as ttl.stats computes it (each
  * walk as the table's owner) but counted only up to TTL_SCHEDULER_WALK_LIMIT
  * rows per purge index: the launcher ranks databases by it, and it is
  * computed at every visit.  A table locked by someone else is left out
  * rather than waited for, as the round skips it, and so is a container
- * the restore guard holds (else its database would look urgent forever)
+ * the restore guard holds (else its database would look urgent forever),
  * or the worker has backed off (a walk it cannot finish would end every
  * visit).  Each walk is bounded (walk_bounded); none starts that could
  * outlast the visit (the rest stay unknown, 0).  A walk that completes
- * ends an earlier back-off: the container was served within its bounds.
+ * ends an earlier back-off: the container was served within its bounds,
+ * and says whether the container has fallen behind or caught up
+ * (behind.c).  A container outside its purge window is walked (it may
+ * fall behind there) but its backlog is left out: it waits, whatever its
+ * backlog, and must not make its database look urgent.
  * Before 1.1 the walks do
  * not exist in that form (no ttl._backlog): the backlog is left unknown (0).
  */
@@ -269,8 +302,11 @@ compute_backlog(LeftBacklog *left)
 			continue;
 		if (list_member_oid(overran, w.relid))
 			ttl_backoff_clear(w.relid, true);
-		if (!w.known || w.due == 0)
+		if (!w.known)
 			continue;
+		note_behind(w.relid, w.due > 0 ? w.oldest : 0);
+		if (w.due == 0 || !ttl_container_window_open(w.relid))
+			continue;			/* outside its purge window: not due now */
 		left->due_rows += w.due;
 		if (w.oldest != 0 && (left->oldest_due == 0 || w.oldest < left->oldest_due))
 			left->oldest_due = w.oldest;
@@ -381,6 +417,7 @@ worker_round(LeftBacklog *left)
 		ops.may_start = worker_may_start;
 		ops.committed = worker_committed;
 		ops.first = (uint64) ttl_db_visits(MyDatabaseId);
+		ops.max_container_ms = ttl_max_purge_time;
 		deleted = ttl_purge_round(&ops);
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);

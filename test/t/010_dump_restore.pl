@@ -35,6 +35,8 @@ $node->safe_psql('src', q{
     CREATE TABLE "Arch"."Log Archive" (id int, doc jsonb NOT NULL, archived_at timestamptz DEFAULT now());
     SELECT ttl.set_archive('app.log', '"Arch"."Log Archive"');
     GRANT SELECT ON app.sessions_live TO PUBLIC;
+    -- 1.9: a purge window of its own, kept in the registry
+    SELECT ttl.set_purge_window('app.sessions', '22:00-02:00, 12:00-13:00 Europe/Berlin');
     -- 1.9: the marking of purge deletes per container (NULL: the setting's)
     SELECT ttl.set_mark_purge_deletes('app.sessions', 'on');
     SELECT ttl.set_mark_purge_deletes('app.log', 'off');
@@ -79,6 +81,8 @@ is($node->safe_psql('dst', q{
     'one purge index per container: the btree, and BRIN for the append-only one (none for the index-free one)');
 is($node->safe_psql('dst', q{SELECT purge_index FROM ttl.containers WHERE container = 'app.log'::regclass}),
     'none', 'the index-free container is restored index-free');
+is($node->safe_psql('dst', q{SELECT relid::text || ' ' || purge_window FROM ttl.registry WHERE purge_window IS NOT NULL}),
+    'app.sessions 22:00-02:00, 12:00-13:00 Europe/Berlin', 'the purge window is restored with its container');
 $node->safe_psql('dst', q{SELECT ttl.disable('public.cache'); SELECT ttl.enable('public.cache', -1, 'body')});
 is($node->safe_psql('dst', q{SELECT count(*) FROM pg_index WHERE indrelid = 'public.cache'::regclass}), '2',
     'disable drops the restored purge indexes, enable makes them anew');

@@ -545,6 +545,14 @@ my %calls = (
 	'ttl.set_replace_expired(regclass,boolean)' =>
 	  { calls => sub { (sel('ttl.set_replace_expired', reg(fresh('container')), 'false'),
 						sel('ttl.set_replace_expired', reg(fresh('container')), 'true')) } },
+	# purge windows (1.9): a window, then none; the parser's questions
+	'ttl.set_purge_window(regclass,text)' =>
+	  { calls => sub { (sel('ttl.set_purge_window', reg(fresh('container')), q{'22:00-02:00, 12:00-13:00 Europe/Berlin'}),
+						sel('ttl.set_purge_window', reg(fresh('container')), 'NULL')) } },
+	'ttl._in_purge_window(text,timestamp with time zone)' =>
+	  { calls => sub { sel('ttl._in_purge_window', q{'01:00-05:00'}, 'ttl.now()') } },
+	'ttl._next_purge_window(text,timestamp with time zone)' =>
+	  { calls => sub { sel('ttl._next_purge_window', q{'01:00-05:00 UTC'}, 'ttl.now()') } },
 	# archives (1.8): a fresh table of the same shape, then none
 	'ttl.set_archive(regclass,regclass)' =>
 	  { calls => sub { (sel('ttl.set_archive', reg(fresh('container')), reg(fresh('table'))),
@@ -613,6 +621,8 @@ my %calls = (
 
 	# statistics, previews and the pool
 	'ttl.backlog(regclass)' => { future => 1, calls => sub { on_containers('ttl.backlog') } },
+	'ttl._behind(regclass,timestamp with time zone)' =>
+	  { calls => sub { on_containers('ttl._behind', q{'2000-01-01 00:00+00'}) } },
 	'ttl._backlog(regclass)' =>
 	  { future => 1, calls => sub { (on_containers('ttl._backlog'), 'SELECT * FROM ttl.stats;') } },
 	# legal holds (1.8): held_expired walks as the owner, like the backlog

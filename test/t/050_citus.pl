@@ -116,6 +116,29 @@ is($coord->safe_psql('postgres',
 	'0', '... and n1 stays a local table');
 $coord->safe_psql('postgres', q{SELECT ttl.disable('n1'); DROP TABLE n1});
 
+# a distributed container has no purge window of its own (1.9): its nodes
+# purge by the policy the shards' triggers carry; in either order
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT ttl.set_purge_window('s1', '01:00-05:00')");
+like($err, qr/0A000.*cannot have a purge window of its own/s,
+	'set_purge_window on a distributed container: 0A000');
+is($coord->safe_psql('postgres', "SELECT purge_window IS NULL FROM ttl.registry WHERE relid = 's1'::regclass"),
+	't', '... and nothing is written');
+is($coord->safe_psql('postgres', "SELECT ttl.set_purge_window('s1', NULL)"), '',
+	'removing a window is allowed');
+$coord->safe_psql('postgres', q{
+CREATE TABLE w1 (id text PRIMARY KEY, doc jsonb NOT NULL);
+SELECT ttl.enable('w1', 60);
+SELECT ttl.set_purge_window('w1', '01:00-05:00');
+});
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT create_distributed_table('w1', 'id')");
+like($err, qr/0A000/, 'create_distributed_table on a container with a window: 0A000');
+is($coord->safe_psql('postgres',
+		"SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'w1'::regclass"),
+	'0', '... and w1 stays a local table');
+$coord->safe_psql('postgres', q{SELECT ttl.disable('w1'); DROP TABLE w1});
+
 # The policy is known on every node: ttl.live there reads the container's
 # default (3600: a document stamped at second 1 is expired), and follows
 # ttl.set_default_ttl on the coordinator.
