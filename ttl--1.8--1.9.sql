@@ -524,3 +524,29 @@ SELECT r.relid                        AS container,
   CROSS JOIN LATERAL ttl._backlog(r.relid) b
   CROSS JOIN LATERAL ttl._behind(r.relid, b.oldest_expired_at) a;
 COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off; behind, behind_since: the oldest deletable expired item is older than ttl.backlog_alert_age; next_window_at: when the purge window next opens; leaves_retired, rows_retired: leaves retired whole (ttl.set_retire)';
+
+-- operator: progress and log lines
+--
+-- ttl.purge_progress: one row per running purge (the worker's visit, CALL
+-- ttl.run_purge(), ttl.purge()), read from ttl's own shared memory without
+-- a lock the purge takes (src/purge/progress.c).  Like pg_stat_activity,
+-- every role may read it and sees pid and database of every purge; the
+-- other columns only of purges run by a role whose privileges it has, or
+-- with pg_read_all_stats (the worker's are the bootstrap superuser's).
+-- container is NULL for a purge in another database (its OID means nothing
+-- here).  Without shared_preload_libraries the view shows the purges on 17
+-- and later (the DSM registry), nothing on 15 and 16.
+CREATE FUNCTION ttl._purge_progress(OUT pid integer, OUT database name,
+    OUT container pg_catalog.regclass, OUT phase text, OUT rows_done bigint,
+    OUT rows_due bigint, OUT rows_per_second double precision,
+    OUT started_at timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'ttl_purge_progress'
+    LANGUAGE C VOLATILE STRICT;
+
+CREATE VIEW ttl.purge_progress AS
+SELECT pid, database, container, phase, rows_done, rows_due, rows_per_second, started_at
+  FROM ttl._purge_progress();
+COMMENT ON VIEW ttl.purge_progress IS
+    'one row per running purge: the container it is in now, its phase (walking, deleting, archiving, retiring, throttled, waiting for replicas), rows deleted from it by this purge, rows due when this purge reached it (counted as ttl.stats counts expired_backlog; NULL for ttl.purge()), the rate, and since when';
+GRANT SELECT ON ttl.purge_progress TO PUBLIC;

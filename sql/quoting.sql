@@ -367,6 +367,7 @@ SELECT count(*) >= 0 AS databases_read FROM ttl.databases;
 SELECT count(*) AS worker_pool_rows FROM ttl.worker_pool;
 SELECT count(*) AS distributed FROM ttl.distributed_stats;
 SELECT count(*) AS purge_failures FROM ttl.purge_failures f JOIN quoting_help.c q ON q.c = f.container;
+SELECT count(*) AS purge_progress FROM ttl.purge_progress WHERE database = current_database();
 SET ROLE :"owner";
 
 -- legal holds (1.8): set, read and released on every container
@@ -408,7 +409,7 @@ SELECT coalesce(c.oid::regclass::text, t.v) AS view, c.oid IS NOT NULL AS in_cat
          WHERE c.relkind = 'v') c
   FULL JOIN (VALUES ('ttl.containers'), ('ttl.stats'), ('ttl.databases'), ('ttl.worker_pool'),
                     ('ttl.distributed_stats'), ('ttl.legal_holds'), ('ttl.purge_failures'),
-                    ('ttl.retired'), ('ttl.container_metrics'))
+                    ('ttl.retired'), ('ttl.container_metrics'), ('ttl.purge_progress'))
             t(v) ON t.v = c.oid::regclass::text
  WHERE c.oid IS NULL OR t.v IS NULL;
 

@@ -528,6 +528,22 @@ ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
 }
 
 /*
+ * For a purge's progress (purge/progress.c): relid's due rows, counted as
+ * ttl.stats counts expired_backlog (the same walks and cap), as the
+ * current role (the purge's: the owner).  False when it could not be
+ * counted (row-level security forced on the owner, an error: a WARNING).
+ */
+bool
+ttl_progress_due_rows(Oid relid, int64 *due_rows)
+{
+	TtlBacklog	b = {0};
+
+	container_backlog(relid, false, false, BACKLOG_WALK_LIMIT, &b);
+	*due_rows = b.known ? b.expired : 0;
+	return b.known;
+}
+
+/*
  * Rule 10's replacement deletes counted in ttl.purge_stats_pending (1.7,
  * purge_replace.c) move into ttl.purge_stats, with the purge's own record.
  */

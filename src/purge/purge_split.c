@@ -61,6 +61,7 @@
 #include "document/purge_key.h"
 #include "insight/purge_failures.h"
 #include "purge/archive.h"
+#include "purge/progress.h"
 #include "purge/purge_internal.h"
 #include "registry/registry.h"
 
@@ -407,6 +408,7 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 	ListCell   *lc;
 
 	memset(&run, 0, sizeof(run));
+	ttl_progress_phase(TTL_PHASE_DELETING);
 	run.plan = plan;
 	run.holds = holds;
 	run.recheck = ttl_purge_recheck_sql(doc, plan->deadline, 4, 5);

@@ -650,6 +650,8 @@ my %calls = (
 	  { calls => sub { on_containers('ttl.expiring', q{'1 day'}, 'ttl.now()') } },
 	'ttl._databases()' => { calls => sub { (sel('ttl._databases'), 'SELECT * FROM ttl.databases;') } },
 	'ttl._worker_pool()' => { calls => sub { (sel('ttl._worker_pool'), 'SELECT * FROM ttl.worker_pool;') } },
+	'ttl._purge_progress()' =>
+	  { calls => sub { (sel('ttl._purge_progress'), 'SELECT * FROM ttl.purge_progress;') } },
 
 	# Citus (absent here: the functions must still be harmless)
 	'ttl._citus_kind(regclass)' => { calls => sub { on_containers('ttl._citus_kind') } },
