@@ -20,16 +20,16 @@ DATA = ttl--1.0.sql ttl--1.0--1.1.sql ttl--1.1--1.2.sql ttl--1.2--1.3.sql ttl--1
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view \
-          purge_security stats rls_follow schema_changes enable_edges live_view_dropped upgrade_follow pool_views purge_index stamp_bytes live_filter_forms append_only citus_absent preview deadline upgrade_deadline restore_guard live_filter_cache upgrade_append definitions_gate quoting regclass_errors upgrade_quoting internal_privileges stats_privacy visit_bound rule10 upgrade_rule10 rule10_setting index_owner legal_hold upgrade_legal_hold archive upgrade_archive leaf_owner rule10_exact purge_failures trigger_args rule10_redact error_messages mark_purge_deletes purge_window
+          purge_security stats rls_follow schema_changes enable_edges live_view_dropped upgrade_follow pool_views purge_index stamp_bytes live_filter_forms append_only citus_absent preview deadline upgrade_deadline restore_guard live_filter_cache upgrade_append definitions_gate quoting regclass_errors upgrade_quoting internal_privileges stats_privacy visit_bound rule10 upgrade_rule10 rule10_setting index_owner legal_hold upgrade_legal_hold archive upgrade_archive leaf_owner rule10_exact purge_failures trigger_args rule10_redact error_messages mark_purge_deletes purge_window retire purge_progress
 # --no-locale --encoding=UTF8 as test/run-all runs them (for installcheck:
 # the test database pg_regress creates on the running server).
 REGRESS_OPTS = --inputdir=$(srcdir) --load-extension=ttl --no-locale --encoding=UTF8
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --encoding=UTF8
-ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation legal_hold_race archive_ddl archive_busy owner_race rule10_policy_fresh legal_hold_horizon rule10_window
+ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation legal_hold_race archive_ddl archive_busy owner_race rule10_policy_fresh legal_hold_horizon rule10_window retire_race
 # with shared_preload_libraries = 'ttl' (test/run-all's isolation-preload):
 # rule 10 with the worker loaded (it needs no shared memory since 1.9)
 ISOLATION_PRELOAD = rule10_floor rule10_gap_deadline rule10_gap_old rule10_policy_fresh rule10_window
-REGRESS_PRELOAD = rule10_floor_rows legal_hold_floor rule10_due_set purge_failures_worker
+REGRESS_PRELOAD = rule10_floor_rows legal_hold_floor rule10_due_set purge_failures_worker purge_progress_self
 
 # installcheck makes its scratch databases itself (see below)
 REGRESS_PREP = ttl-installcheck-databases

@@ -242,6 +242,141 @@ CREATE EVENT TRIGGER ttl_trigger_ddl_end ON ddl_command_end
 -- section: retiring whole partitions
 -- ---------------------------------------------------------------------------
 
+-- A leaf of a partitioned container whose every item has expired is
+-- retired whole by the purge instead of deleted row by row (issue 42;
+-- src/purge/retire_check.c says when, src/purge/purge_retire.c how):
+-- detached from its parent, then dropped ('drop') or left detached and
+-- recorded ('detach').  Per container, 'off' by default; configuration,
+-- so dumped with the rest of the registry.
+ALTER TABLE ttl.registry ADD COLUMN retire text NOT NULL DEFAULT 'off'
+    CONSTRAINT registry_retire_check
+    CHECK (retire OPERATOR(pg_catalog.=) ANY (ARRAY['off', 'drop', 'detach']::pg_catalog.text[]));
+
+CREATE FUNCTION ttl.set_retire(container regclass, mode text) RETURNS void
+    AS 'MODULE_PATHNAME', 'ttl_set_retire'
+    LANGUAGE C;
+COMMENT ON FUNCTION ttl.set_retire(regclass, text) IS
+    'off (default), drop or detach: a leaf of a partitioned container whose every item has expired is retired whole by the purge (detached, then dropped or kept detached and recorded in ttl.retired) instead of deleted row by row';
+
+CREATE OR REPLACE VIEW ttl.containers AS
+SELECT r.relid        AS container,
+       r.doc_column,
+       r.default_ttl,
+       r.live_view,
+       r.paused,
+       r.enabled_at,
+       r.append_only,
+       r.deadline_property,
+       CASE WHEN NOT r.append_only THEN 'btree'
+            WHEN r.index_free THEN 'none'
+            ELSE 'brin' END::pg_catalog.text AS purge_index,
+       r.replace_expired,
+       r.archive,
+       r.retire
+  FROM ttl.registry r;
+COMMENT ON VIEW ttl.containers IS 'one row per ttl container';
+
+-- Every leaf retired: a history, dumped like the registry (a detached leaf
+-- still exists under leaf, a qualified name as text: it is no longer a
+-- partition of anything ttl knows, and a dropped one names nothing).  The
+-- container as regclass, like ttl.legal_hold, so a restore keeps the link;
+-- a dropped container takes its rows with it (ttl._on_sql_drop).  items:
+-- the leaf's rows as its statistics last counted them (reltuples; a
+-- count(*) for a leaf never counted).  Written by the
+-- purge as the extension's owner only (C).
+CREATE TABLE ttl.retired_leaf (
+    container  regclass NOT NULL,
+    leaf       text NOT NULL,
+    mode       text NOT NULL CHECK (mode OPERATOR(pg_catalog.=) ANY (ARRAY['drop', 'detach']::pg_catalog.text[])),
+    retired_at timestamptz NOT NULL,
+    items      bigint NOT NULL
+);
+CREATE INDEX retired_leaf_container ON ttl.retired_leaf (container);
+COMMENT ON TABLE ttl.retired_leaf IS 'leaves retired by the purge; read ttl.retired';
+SELECT pg_catalog.pg_extension_config_dump('ttl.retired_leaf', '');
+REVOKE ALL ON ttl.retired_leaf FROM PUBLIC;
+
+CREATE VIEW ttl.retired AS
+SELECT l.container, l.leaf, l.mode, l.retired_at, l.items
+  FROM ttl.retired_leaf l;
+COMMENT ON VIEW ttl.retired IS
+    'leaves retired whole by the purge (ttl.set_retire): dropped, or detached and still there under leaf';
+GRANT SELECT ON ttl.retired TO PUBLIC;
+
+-- What the purge retired, per container: counted in ttl.purge_stats and
+-- shown at the end of ttl.stats (the rows retired are not in rows_purged).
+ALTER TABLE ttl.purge_stats
+    ADD COLUMN leaves_retired bigint NOT NULL DEFAULT 0,
+    ADD COLUMN rows_retired bigint NOT NULL DEFAULT 0;
+
+-- (ttl.stats shows them at its end: the view is defined once, in the
+-- operator section below, with every column this version adds.)
+
+-- ttl.preview: per scenario, the leaf partitions whose every item has
+-- expired at `at` under that default (what ttl.set_retire would retire,
+-- before the obstacles docs/retire.md lists); NULL for a container that is
+-- not partitioned (src/insight/preview.c).
+ALTER TYPE ttl.preview_row ADD ATTRIBUTE leaves_due bigint;
+
+-- A dropped container takes its retirement history with it, as it takes
+-- its registry row: ttl._on_sql_drop as in the first section, plus that.
+CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM ttl.registry r
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.purge_stats s
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND s.relid OPERATOR(pg_catalog.=) d.objid;
+    UPDATE ttl.registry r SET live_view = NULL
+      FROM pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND r.live_view::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND x.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.indexes x
+     USING pg_catalog.pg_event_trigger_dropped_objects() d, pg_catalog.pg_class t, pg_catalog.pg_namespace n
+     WHERE d.object_type OPERATOR(pg_catalog.=) 'index'
+       AND t.oid OPERATOR(pg_catalog.=) x.relid::pg_catalog.oid
+       AND n.oid OPERATOR(pg_catalog.=) t.relnamespace
+       AND n.nspname OPERATOR(pg_catalog.=) d.schema_name
+       AND x.index_name OPERATOR(pg_catalog.=) d.object_name;
+    DELETE FROM ttl.legal_hold h
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND h.container::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.legal_hold_floor f
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND f.container OPERATOR(pg_catalog.=) d.objid;
+    DELETE FROM ttl.purge_failure p
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND (p.relid OPERATOR(pg_catalog.=) d.objid OR p.leaf OPERATOR(pg_catalog.=) d.objid);
+    DELETE FROM ttl.retired_leaf l
+     USING pg_catalog.pg_event_trigger_dropped_objects() d
+     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+       AND d.objsubid OPERATOR(pg_catalog.=) 0
+       AND l.container::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
+END
+$$;
+REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
+
 -- ---------------------------------------------------------------------------
 -- section: what an operator sees (progress, windows, marking, metrics)
 -- ---------------------------------------------------------------------------
@@ -356,7 +491,8 @@ RETURNS record
     LANGUAGE C STABLE;
 COMMENT ON FUNCTION ttl._behind(regclass, timestamptz) IS 'behind, behind_since and next_window_at of ttl.stats (internal)';
 
--- ttl.stats as in 1.7, with the three columns at its end
+-- ttl.stats as in 1.7, with this version's columns at its end: the three
+-- of falling behind and windows, then the leaves and rows retired whole
 CREATE OR REPLACE VIEW ttl.stats AS
 SELECT r.relid                        AS container,
        coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
@@ -375,7 +511,9 @@ SELECT r.relid                        AS container,
        s.retry_after,
        a.behind,
        a.behind_since,
-       a.next_window_at
+       a.next_window_at,
+       coalesce(s.leaves_retired, 0)  AS leaves_retired,
+       coalesce(s.rows_retired, 0)    AS rows_retired
   FROM ttl.registry r
   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
   LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
@@ -385,4 +523,30 @@ SELECT r.relid                        AS container,
                       WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
   CROSS JOIN LATERAL ttl._backlog(r.relid) b
   CROSS JOIN LATERAL ttl._behind(r.relid, b.oldest_expired_at) a;
-COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off; behind, behind_since: the oldest deletable expired item is older than ttl.backlog_alert_age; next_window_at: when the purge window next opens';
+COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off; behind, behind_since: the oldest deletable expired item is older than ttl.backlog_alert_age; next_window_at: when the purge window next opens; leaves_retired, rows_retired: leaves retired whole (ttl.set_retire)';
+
+-- operator: progress and log lines
+--
+-- ttl.purge_progress: one row per running purge (the worker's visit, CALL
+-- ttl.run_purge(), ttl.purge()), read from ttl's own shared memory without
+-- a lock the purge takes (src/purge/progress.c).  Like pg_stat_activity,
+-- every role may read it and sees pid and database of every purge; the
+-- other columns only of purges run by a role whose privileges it has, or
+-- with pg_read_all_stats (the worker's are the bootstrap superuser's).
+-- container is NULL for a purge in another database (its OID means nothing
+-- here).  Without shared_preload_libraries the view shows the purges on 17
+-- and later (the DSM registry), nothing on 15 and 16.
+CREATE FUNCTION ttl._purge_progress(OUT pid integer, OUT database name,
+    OUT container pg_catalog.regclass, OUT phase text, OUT rows_done bigint,
+    OUT rows_due bigint, OUT rows_per_second double precision,
+    OUT started_at timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'ttl_purge_progress'
+    LANGUAGE C VOLATILE STRICT;
+
+CREATE VIEW ttl.purge_progress AS
+SELECT pid, database, container, phase, rows_done, rows_due, rows_per_second, started_at
+  FROM ttl._purge_progress();
+COMMENT ON VIEW ttl.purge_progress IS
+    'one row per running purge: the container it is in now, its phase (walking, deleting, archiving, retiring, throttled, waiting for replicas), rows deleted from it by this purge, rows due when this purge reached it (counted as ttl.stats counts expired_backlog; NULL for ttl.purge()), the rate, and since when';
+GRANT SELECT ON ttl.purge_progress TO PUBLIC;

@@ -50,7 +50,8 @@ INSERT INTO internal_class VALUES
     ('ttl._purge_placements(regclass,bigint)', true, 'ttl.purge of a distributed container, on every node; checks ownership first'),
     ('ttl._own_index(regclass,text)', true, 'ttl.enable, ttl.set_append_only, ttl.set_deadline_property and the statements of ttl.upgrade_purge_index_sql / ttl.deadline_index_sql; checks ownership first'),
     ('ttl._owned_indexes(regclass,text)', true, 'ttl.disable, ttl.set_append_only, ttl.set_deadline_property, ttl.upgrade_purge_index_sql; reads catalogs and ttl.indexes only'),
-    ('ttl._purge_index_kind(regclass,regclass)', true, 'ttl.upgrade_purge_index_sql; reads index definitions as stored, evaluates nothing');
+    ('ttl._purge_index_kind(regclass,regclass)', true, 'ttl.upgrade_purge_index_sql; reads index definitions as stored, evaluates nothing'),
+    ('ttl._purge_progress()', true, 'the view ttl.purge_progress; reads shared memory only, and shows each row as pg_stat_activity shows a session to the reader');
 
 CREATE VIEW internal_catalog AS
 SELECT p.oid::regprocedure::text AS sig, has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute

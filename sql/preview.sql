@@ -292,7 +292,7 @@ SELECT (SELECT row(items, hidden, expiring_1h, expiring_1d, expiring_7d, expirin
        = (SELECT b::text FROM pv_brute('old', 100, ttl.now()) b) AS current_ok;
 CREATE TEMP TABLE before_upgrade AS
     SELECT * FROM ttl.preview('old', 50)
-    UNION ALL SELECT 'expiring', NULL, count(*), NULL, NULL, NULL, NULL, NULL FROM ttl.expiring('old', '1 minute');
+    UNION ALL SELECT 'expiring', NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM ttl.expiring('old', '1 minute');
 -- moved to the single index: the index path, the same figures
 SELECT ttl.upgrade_purge_index_sql('old') \gexec
 SET client_min_messages = debug1;
@@ -300,7 +300,7 @@ SELECT count(*) FROM ttl.preview('old', 50);
 SET client_min_messages = warning;
 SELECT count(*) AS differences FROM (
     (SELECT * FROM ttl.preview('old', 50)
-     UNION ALL SELECT 'expiring', NULL, count(*), NULL, NULL, NULL, NULL, NULL FROM ttl.expiring('old', '1 minute'))
+     UNION ALL SELECT 'expiring', NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM ttl.expiring('old', '1 minute'))
     EXCEPT SELECT * FROM before_upgrade) d;
 \c :orig_db
 DROP DATABASE regress_ttl_preview;

@@ -255,6 +255,34 @@ SELECT k, ttl.set_archive(c, NULL) FROM quoting_help.c ORDER BY k;
 SELECT count(*) AS archived FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c
  WHERE c.archive IS NOT NULL;
 
+-- retiring whole partitions (1.9): the partitioned container retires its
+-- leaves in a purge in the far future, rolled back (DETACH and DROP name
+-- the parent and the leaf quoted once, at any depth; ttl.retired records
+-- the leaf's name quoted once); the others are set off
+SELECT k, ttl.set_retire(c, CASE WHEN (SELECT relkind FROM pg_class WHERE oid = c) = 'p'
+                                 THEN 'drop' ELSE 'off' END)
+  FROM quoting_help.c ORDER BY k;
+SELECT k, c.retire FROM quoting_help.c q JOIN ttl.containers c ON c.container = q.c ORDER BY k;
+BEGIN;
+RESET ROLE;
+SET LOCAL ttl.now_override = '2100-01-01 00:00:00+00';
+SET ROLE :"owner";
+-- the items that never expire ("ttl": -1) would keep their leaves: gone
+DO $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT c FROM quoting_help.c WHERE k = 8 LOOP
+        EXECUTE format('DELETE FROM %s WHERE doc @> ''{"ttl": -1}''', r.c);
+    END LOOP;
+END $$;
+SELECT k, ttl.purge(c) AS purged FROM quoting_help.c ORDER BY k;
+SELECT q.k, r.leaf, r.mode, r.items FROM ttl.retired r JOIN quoting_help.c q ON q.c = r.container
+ ORDER BY r.leaf COLLATE "C";
+ROLLBACK;
+SET ROLE :"owner";
+SELECT k, ttl.set_retire(c, 'off') FROM quoting_help.c ORDER BY k;
+
 -- every purge index mode, in both forms of ttl.set_append_only
 SELECT k, ttl.set_append_only(c, true) FROM quoting_help.c ORDER BY k;
 SELECT k, quoting_help.ttl_indexes(c) FROM quoting_help.c ORDER BY k;
@@ -339,6 +367,7 @@ SELECT count(*) >= 0 AS databases_read FROM ttl.databases;
 SELECT count(*) AS worker_pool_rows FROM ttl.worker_pool;
 SELECT count(*) AS distributed FROM ttl.distributed_stats;
 SELECT count(*) AS purge_failures FROM ttl.purge_failures f JOIN quoting_help.c q ON q.c = f.container;
+SELECT count(*) AS purge_progress FROM ttl.purge_progress WHERE database = current_database();
 SET ROLE :"owner";
 
 -- legal holds (1.8): set, read and released on every container
@@ -380,7 +409,7 @@ SELECT coalesce(c.oid::regclass::text, t.v) AS view, c.oid IS NOT NULL AS in_cat
          WHERE c.relkind = 'v') c
   FULL JOIN (VALUES ('ttl.containers'), ('ttl.stats'), ('ttl.databases'), ('ttl.worker_pool'),
                     ('ttl.distributed_stats'), ('ttl.legal_holds'), ('ttl.purge_failures'),
-                    ('ttl.container_metrics'))
+                    ('ttl.retired'), ('ttl.container_metrics'), ('ttl.purge_progress'))
             t(v) ON t.v = c.oid::regclass::text
  WHERE c.oid IS NULL OR t.v IS NULL;
 

@@ -21,7 +21,10 @@
  *   needs_fmgr / fmgr   previous -> citus: around Citus's table makers
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
- *                       wait -> guard: events (rule 10 has none)
+ *                       wait -> guard: events -> purge: the purges'
+ *                       progress slots (rule 10 has none; without the
+ *                       preload, 17+ takes the slots from the DSM
+ *                       registry at run time)
  *   callbacks           relcache: registry (cached policies), stamp (rule
  *                       10's cached leaves), purge (archive fits); syscache
  *                       EXTENSIONOID: base (the installed SQL version); xact:
@@ -57,6 +60,7 @@
 #include "live/live_view.h"
 #include "purge/archive.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
@@ -200,6 +204,7 @@ ttl_shmem_request(void)
 	ttl_scheduler_shmem_request();
 	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
+	ttl_progress_shmem_request();
 }
 
 static void
@@ -210,6 +215,7 @@ ttl_shmem_startup(void)
 	ttl_scheduler_shmem_startup();
 	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
+	ttl_progress_shmem_startup();
 }
 
 /*

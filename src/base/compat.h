@@ -35,6 +35,10 @@
 #include "utils/guc.h"
 #include "utils/wait_event.h"
 
+#if PG_VERSION_NUM >= 170000
+#include "storage/dsm_registry.h"
+#endif
+
 #if PG_VERSION_NUM >= 160000
 #include "catalog/pg_database.h"
 #include "catalog/pg_tablespace.h"
@@ -123,6 +127,27 @@ ttl_wait_event(uint32 *cached, const char *name)
 	(void) cached;
 	(void) name;
 	return PG_WAIT_EXTENSION;
+#endif
+}
+
+/*
+ * ---- 17: shared memory by name at run time (the DSM registry), for what
+ * ttl shows without shared_preload_libraries: the segment name is made
+ * once per cluster, of size bytes, by the first backend to ask (init runs
+ * there, under the registry's lock), and attached by the others.  Before
+ * 17 there is none: NULL.
+ */
+static inline void *
+ttl_named_shmem(const char *name, size_t size, void (*init) (void *ptr), bool *found)
+{
+#if PG_VERSION_NUM >= 170000
+	return GetNamedDSMSegment(name, size, init, found);
+#else
+	(void) name;
+	(void) size;
+	(void) init;
+	*found = false;
+	return NULL;
 #endif
 }
 

@@ -37,6 +37,7 @@ double		ttl_cost_delay = 2.0;
 bool		ttl_mark_purge_deletes = false;
 int			ttl_max_replication_lag = -1;
 char	   *ttl_replication_lag_ignore = NULL;
+int			ttl_log_min_duration = -1;
 int			ttl_backlog_alert_age = 3600;
 int			ttl_max_purge_time = 0;
 
@@ -374,6 +375,21 @@ ttl_define_settings(void)
 							   GUC_LIST_INPUT,
 							   check_replication_lag_ignore,
 							   NULL, NULL);
+
+	/*
+	 * One LOG line per container a purge visited (1.9, purge/visit_log.c),
+	 * as log_autovacuum_min_duration does for a table autovacuum visited.
+	 * Superusers decide what the server log receives: postgresql.conf for
+	 * the worker, ALTER DATABASE/ROLE SET, or SET in a superuser's session.
+	 */
+	DefineCustomIntVariable("ttl.log_min_duration",
+							"Logs each container visit of a purge that took at least this long.",
+							"-1 (default) logs none, 0 every visit of the worker, ttl.run_purge() or ttl.purge(): rows deleted, archived and skipped, batches, elapsed and throttled time, WAL bytes.",
+							&ttl_log_min_duration,
+							-1, -1, INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 
 	/*
 	 * Purge windows (purge_window.c).  Per server or per database (ALTER

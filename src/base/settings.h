@@ -24,6 +24,7 @@ extern double ttl_cost_delay;
 extern bool ttl_mark_purge_deletes;
 extern int	ttl_max_replication_lag;
 extern char *ttl_replication_lag_ignore;
+extern int	ttl_log_min_duration;
 extern int	ttl_backlog_alert_age;
 extern int	ttl_max_purge_time;
 

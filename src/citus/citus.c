@@ -313,6 +313,14 @@ ttl_citus_check_kind(Oid relid)
 		ttl_citus_refuse_purge_window(relid, c.purge_window[0] != '\0');
 		/* legal hold: not on a distributed container (legal_hold.c) */
 		ttl_legal_hold_refuse_distributed(relid);
+		/* retiring partitions (1.9): not on a distributed container */
+		if (c.retire != TTL_RETIRE_OFF)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("container %s retires partitions and cannot be a Citus distributed table",
+							ttl_relation_display_name(relid)),
+					 errdetail("The nodes purge their shards with the policy their stamp triggers carry, which has no place for a retire mode."),
+					 errhint("Turn it off first with ttl.set_retire(container, 'off'), or keep the table local.")));
 		/* archive: a distributed table colocated with it, shard by shard */
 		check_archive_after_maker(relid, c.archive);
 	}

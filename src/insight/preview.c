@@ -22,7 +22,9 @@
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_class.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -47,6 +49,9 @@ typedef struct Scenario
 	int32		default_ttl;
 	int64		hidden;
 	int64		expiring[NWINDOWS];
+	/* 1.9: leaves whose every item has expired at `at` (retiring) */
+	int64		leaves_due;
+	bool		leaf_live;		/* the current leaf has an item not expired */
 } Scenario;
 
 typedef struct PreviewCounts
@@ -57,6 +62,7 @@ typedef struct PreviewCounts
 	int64		own_zero;		/* key - zero decodes (purge_key.c) */
 	int64		items;
 	const char *deadline;		/* the deadline property (scan path), or NULL */
+	int64		leaf_items;		/* the current leaf's items */
 	Scenario	s[2];			/* current, proposed */
 } PreviewCounts;
 
@@ -71,6 +77,7 @@ count_expiry(Scenario *s, int64 at_s, int64 expiry, int64 n)
 		s->hidden += n;
 		return;
 	}
+	s->leaf_live = true;
 	for (w = 0; w < NWINDOWS; w++)
 		if (expiry <= at_s + window_seconds[w])
 			s->expiring[w] += n;
@@ -84,24 +91,37 @@ preview_visit(void *arg, bool isnull, int64 key, int64 n)
 	int			i;
 
 	pc->items += n;
+	pc->leaf_items += n;
 	if (isnull)
-		return;					/* pinned, or no _ts: never expires */
+	{
+		/* pinned, or no _ts: never expires, and keeps its leaf */
+		pc->s[0].leaf_live = pc->s[1].leaf_live = true;
+		return;
+	}
 	if (key >= pc->inherited_low)
 	{
 		int64		ts = key - pc->inherited_zero;	/* decoded */
 
 		/* ts is clamped to +-2^61: ts + default cannot overflow */
 		for (i = 0; i < 2; i++)
+		{
 			if (!pc->s[i].off && pc->s[i].default_ttl > 0)
 				count_expiry(&pc->s[i], pc->at_s, ts + pc->s[i].default_ttl, n);
+			else
+				pc->s[i].leaf_live = true;
+		}
 	}
 	else
 	{
 		int64		expiry = key - pc->own_zero;	/* decoded */
 
 		for (i = 0; i < 2; i++)
+		{
 			if (!pc->s[i].off)
 				count_expiry(&pc->s[i], pc->at_s, expiry, n);
+			else
+				pc->s[i].leaf_live = true;
+		}
 	}
 }
 
@@ -122,19 +142,33 @@ preview_scan_leaf(TtlPreviewLeaf *leaf, Snapshot snapshot, PreviewCounts *pc)
 
 		CHECK_FOR_INTERRUPTS();
 		pc->items++;
+		pc->leaf_items++;
 		doc = slot_getattr(slot, leaf->doc_attno, &isnull);
-		if (!isnull)
+		if (isnull)
+			pc->s[0].leaf_live = pc->s[1].leaf_live = true;
+		else
 		{
 			MemoryContext oldcxt = MemoryContextSwitchTo(row_cxt);
 			const char *root = ttl_datum_jsonb_root(doc);
 			int64		expiry;
 
 			for (i = 0; i < 2; i++)
+			{
+				bool		live = pc->s[i].leaf_live;
+
 				if (pc->deadline ?
 					ttl_datum_expiry_with_deadline(doc, pc->s[i].off, pc->s[i].default_ttl,
 												   pc->deadline, &expiry) :
 					ttl_root_expiry_second(root, pc->s[i].off, pc->s[i].default_ttl, &expiry))
 					count_expiry(&pc->s[i], pc->at_s, expiry, 1);
+				/*
+				 * a leaf is retired by its items' lifetimes alone (a
+				 * deadline only brings an expiry earlier: retire_check.c)
+				 */
+				pc->s[i].leaf_live = live ||
+					!ttl_root_expiry_second(root, pc->s[i].off, pc->s[i].default_ttl, &expiry) ||
+					expiry > pc->at_s;
+			}
 			MemoryContextSwitchTo(oldcxt);
 			MemoryContextReset(row_cxt);
 		}
@@ -161,8 +195,10 @@ ttl_preview(PG_FUNCTION_ARGS)
 	int			nleaves;
 	int			i;
 	Snapshot	snapshot;
+	bool		partitioned;
 
 	relid = ttl_preview_container_arg(fcinfo, "ttl.preview", &c);
+	partitioned = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
 	if (!PG_ARGISNULL(1) && !ttl_is_valid_ttl(PG_GETARG_INT32(1)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -194,6 +230,10 @@ ttl_preview(PG_FUNCTION_ARGS)
 	leaves = ttl_preview_open_leaves(relid, &c, ttl_preview_fast_path_applies(&c), &nleaves);
 	for (i = 0; i < nleaves; i++)
 	{
+		int			k;
+
+		pc.leaf_items = 0;
+		pc.s[0].leaf_live = pc.s[1].leaf_live = false;
 		ereport(DEBUG1,
 				(errmsg_internal("ttl.preview: %s path for \"%s\"",
 								 leaves[i].key_index ? "index" : "scan",
@@ -203,14 +243,18 @@ ttl_preview(PG_FUNCTION_ARGS)
 									preview_visit, &pc);
 		else
 			preview_scan_leaf(&leaves[i], snapshot, &pc);
+		/* a leaf partition whose every item has expired: it would retire */
+		for (k = 0; k < 2; k++)
+			if (partitioned && pc.leaf_items > 0 && !pc.s[k].leaf_live)
+				pc.s[k].leaves_due++;
 	}
 	ttl_preview_close_leaves(leaves, nleaves);
 	UnregisterSnapshot(snapshot);
 
 	for (i = 0; i < 2; i++)
 	{
-		Datum		values[8];
-		bool		nulls[8] = {false};
+		Datum		values[9];
+		bool		nulls[9] = {false};
 		int			w;
 
 		values[0] = CStringGetTextDatum(i == 0 ? "current" : "proposed");
@@ -220,6 +264,10 @@ ttl_preview(PG_FUNCTION_ARGS)
 		values[3] = Int64GetDatum(pc.s[i].hidden);
 		for (w = 0; w < NWINDOWS; w++)
 			values[4 + w] = Int64GetDatum(pc.s[i].expiring[w]);
+		/* 1.9's column, NULL for a container that is not partitioned */
+		values[8] = Int64GetDatum(pc.s[i].leaves_due);
+		nulls[8] = !partitioned;
+		Assert(rsinfo->setDesc->natts <= 9);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -294,6 +294,26 @@ ttl_failures_begin(Oid relid, int64 now_seconds)
 		qsort(quarantine.places, quarantine.n, sizeof(FailurePlace), place_cmp);
 }
 
+/*
+ * Whether leaf of relid has any row recorded as failing, quarantined or
+ * due for a retry alike: such a leaf is never retired whole (its failing
+ * row would go without the error that kept it being resolved).  A record
+ * whose row is gone does not count.
+ */
+bool
+ttl_failures_in_leaf(Oid relid, Oid leaf)
+{
+	FailureRecord *records;
+	int			n;
+	int			i;
+
+	n = read_records(relid, 0, &records);
+	for (i = 0; i < n; i++)
+		if (records[i].place.leaf == leaf && record_still_holds(&records[i]))
+			return true;
+	return false;
+}
+
 /* Whether the current batch leaves rows out. */
 bool
 ttl_failures_active(void)

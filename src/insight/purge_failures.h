@@ -25,6 +25,9 @@ extern int	ttl_failures_places(Oid relid, Datum *oids, Datum *tids);
 extern void ttl_failure_record(Oid relid, Oid leaf, ItemPointer tid, const char *key,
 							   int sqlerrcode, const char *message, int64 now_seconds);
 
+/* the retire step: whether a leaf has failing rows recorded */
+extern bool ttl_failures_in_leaf(Oid relid, Oid leaf);
+
 /* rule 10: whether the expired row at tid of leaf is quarantined now */
 extern bool ttl_failure_quarantined(Oid relid, Oid leaf, ItemPointer tid, int64 now_seconds);
 

@@ -528,6 +528,22 @@ ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
 }
 
 /*
+ * For a purge's progress (purge/progress.c): relid's due rows, counted as
+ * ttl.stats counts expired_backlog (the same walks and cap), as the
+ * current role (the purge's: the owner).  False when it could not be
+ * counted (row-level security forced on the owner, an error: a WARNING).
+ */
+bool
+ttl_progress_due_rows(Oid relid, int64 *due_rows)
+{
+	TtlBacklog	b = {0};
+
+	container_backlog(relid, false, false, BACKLOG_WALK_LIMIT, &b);
+	*due_rows = b.known ? b.expired : 0;
+	return b.known;
+}
+
+/*
  * Rule 10's replacement deletes counted in ttl.purge_stats_pending (1.7,
  * purge_replace.c) move into ttl.purge_stats, with the purge's own record.
  */
@@ -602,4 +618,30 @@ ttl_legal_hold_expired(PG_FUNCTION_ARGS)
 	if (!b.known)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(b.expired);
+}
+
+/*
+ * The retire step retired leaves of relid holding rows rows (1.9):
+ * counted in ttl.purge_stats (leaves_retired, rows_retired), as the
+ * extension's owner.  The rows are not in rows_purged: they were not
+ * deleted one by one.
+ */
+void
+ttl_record_retire(Oid relid, int64 leaves, int64 rows)
+{
+	Oid			argtypes[3] = {OIDOID, INT8OID, INT8OID};
+	Datum		values[3];
+	static SPIPlanPtr plan = NULL;
+
+	values[0] = ObjectIdGetDatum(relid);
+	values[1] = Int64GetDatum(leaves);
+	values[2] = Int64GetDatum(rows);
+	ttl_registry_execute(
+		"INSERT INTO ttl.purge_stats AS s (relid, last_purge_at, leaves_retired, rows_retired)"
+		" VALUES ($1, ttl.now(), $2, $3)"
+		" ON CONFLICT (relid) DO UPDATE SET"
+		"  last_purge_at = ttl.now(),"
+		"  leaves_retired = s.leaves_retired OPERATOR(pg_catalog.+) $2,"
+		"  rows_retired = s.rows_retired OPERATOR(pg_catalog.+) $3",
+		3, argtypes, values, NULL, &plan);
 }

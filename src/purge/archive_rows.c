@@ -35,6 +35,7 @@
 #include "utils/rel.h"
 
 #include "purge/archive.h"
+#include "purge/progress.h"
 
 /* the copies held before they are inserted: about 8 MB */
 #define TTL_ARCHIVE_CHUNK_BYTES (8 * 1024 * 1024)
@@ -195,9 +196,11 @@ ttl_archive_rows_flush(TtlArchiveRows *rows)
 	arg = PointerGetDatum(array);
 	MemoryContextSwitchTo(old);
 	/* every copy into the archive, or the batch fails (archive.c) */
+	ttl_progress_phase(TTL_PHASE_ARCHIVING);
 	if (ttl_archive_execute(rows->container, rows->archive, rows->sql, 1, &rows->arraytype,
 							&arg, NULL, 0) != SPI_OK_INSERT)
 		ttl_archive_check_count(rows->container, rows->archive, rows->nrows, 0);
+	ttl_progress_phase(TTL_PHASE_DELETING);
 	ttl_archive_check_count(rows->container, rows->archive, rows->nrows,
 							(int64) SPI_processed);
 	MemoryContextReset(rows->chunk_cxt);

@@ -354,3 +354,49 @@ ttl_mark_batch(Oid relid, int64 rows)
 	(void) ttl_log_logical_message("ttl", msg.data, msg.len, true);
 	pfree(msg.data);
 }
+
+/*
+ * Whether relid's purge deletes are marked now, on the current path: the
+ * retire step (retire_check.c) keeps a published leaf unless they are.
+ */
+bool
+ttl_mark_applies(Oid relid)
+{
+	return container_marks(relid);
+}
+
+/*
+ * The retire step (purge_retire.c) retired leaf (its qualified name) of
+ * relid, with its partition bound and rows rows, in the current
+ * (sub)transaction, after the DETACH (and DROP): say so once, instead of
+ * one delete per row, when marking applies as for a batch.  The contract
+ * is in mark.h.
+ */
+void
+ttl_mark_retired(Oid relid, const char *leaf, const char *bound, const char *mode,
+				 int64 rows)
+{
+	StringInfoData msg;
+	char	   *relname;
+	const char *by;
+
+	if (!container_marks(relid))
+		return;
+	relname = get_rel_name(relid);
+	if (relname == NULL)
+		return;					/* can't happen: the step holds a lock */
+	by = mark_by == TTL_MARK_BY_WORKER ? "worker" :
+		mark_by == TTL_MARK_BY_RUN_PURGE ? "run_purge" : "purge";
+	initStringInfo(&msg);
+	appendStringInfoString(&msg, "{\"container\": ");
+	escape_json(&msg, quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												 relname));
+	appendStringInfoString(&msg, ", \"retired\": ");
+	escape_json(&msg, leaf);
+	appendStringInfoString(&msg, ", \"bound\": ");
+	escape_json(&msg, bound);
+	appendStringInfo(&msg, ", \"mode\": \"%s\", \"rows\": " INT64_FORMAT ", \"by\": \"%s\"}",
+					 mode, rows, by);
+	(void) ttl_log_logical_message("ttl", msg.data, msg.len, true);
+	pfree(msg.data);
+}

@@ -51,4 +51,16 @@ extern void ttl_mark_xact_callback(XactEvent event, void *arg);
  */
 extern void ttl_mark_batch(Oid relid, int64 rows);
 
+/*
+ * The retire step's call (1.9): a whole leaf of container relid left, in
+ * the current (sub)transaction, after its DETACH (and DROP): one
+ * transactional message, prefix "ttl", {"container", "retired" (the leaf's
+ * qualified name), "bound" (its partition bound as pg_get_expr prints it),
+ * "mode" ("drop" or "detach"), "rows", "by"}, when marking applies as for
+ * ttl_mark_batch; never per row.
+ */
+extern bool ttl_mark_applies(Oid relid);
+extern void ttl_mark_retired(Oid relid, const char *leaf, const char *bound,
+							 const char *mode, int64 rows);
+
 #endif							/* TTL_MARK_H */

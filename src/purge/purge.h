@@ -8,6 +8,7 @@
 #ifndef TTL_PURGE_H
 #define TTL_PURGE_H
 
+#include "datatype/timestamp.h"
 #include "executor/execdesc.h"
 #include "storage/itemptr.h"
 
@@ -59,6 +60,8 @@ typedef struct TtlResumePoint
 	Oid			leaf;
 	int64		lower_key;
 	int64		deleted;
+	TimestampTz progress_started;	/* ttl.purge_progress: since when, */
+	int64		progress_due;	/* and the due rows counted then (< 0: not) */
 } TtlResumePoint;
 
 extern struct HTAB *ttl_create_resume_map(void);

@@ -61,6 +61,7 @@
 #include "insight/stats.h"
 #include "purge/archive.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/policy.h"
@@ -80,6 +81,7 @@ ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 	cur->kind = TTL_DUE_INHERITED;
 	cur->leaf = InvalidOid;
 	cur->lower_key = PG_INT64_MIN;
+	cur->progress_due = -1;
 }
 
 /*
@@ -157,6 +159,34 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * ttl.purge_progress (progress.c): the container this batch is in, from
+ * when this purge first reached it.  The first batch of a worker's or
+ * run_purge's pass over it counts its due rows first, under the batch's
+ * locks, as its owner, with ttl.stats' walks (a resumed pass keeps its
+ * count: the resume point carries it); ttl.purge() counts nothing (the
+ * caller's own call costs what it did).
+ */
+static void
+progress_batch_begins(PurgeCursor *cur)
+{
+	if (cur->progress_started == 0)
+		cur->progress_started = GetCurrentTimestamp();
+	ttl_progress_container(cur->relid, cur->progress_started, cur->deleted,
+						   cur->progress_due);
+	if (cur->count_due && cur->progress_due < 0)
+	{
+		int64		due;
+
+		cur->count_due = false; /* once, even when it fails */
+		if (ttl_progress_due_rows(cur->relid, &due))
+		{
+			cur->progress_due = due;
+			ttl_progress_due(due);
+		}
+	}
 }
 
 /*
@@ -301,8 +331,10 @@ purge_batch(PurgeCursor *cur, int64 limit)
 
 	ttl_batch_owner_reset();
 	cur->row_error = NULL;
+	memset(&batch, 0, sizeof(batch));
 	if (!begin_batch(cur, &relname, &policy))
 		return 0;
+	progress_batch_begins(cur);
 	/* rule 9: a deadline property adds a walk of the deadline index */
 	cur->has_deadline = TTL_HAS_DEADLINE(&policy);
 	if (cur->kind == TTL_DUE_DEADLINE && !cur->has_deadline)
@@ -345,6 +377,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 		ttl_purge_hold_begin(cur->relid, cur->kind, cur->lower_key);
 		plan.deleter = TTL_DELETER_STATEMENT;
 		plan.source = TTL_SOURCE_KEYSET;
+		/* the failed try's rows are back: none was skipped either */
+		batch.skipped_locked = batch.skipped_held = batch.skipped_quarantined = 0;
 		ttl_split_batch(&plan, relname, failed, &batch);
 		/* SPI's memory goes at SPI_finish: the transaction's lasts for the record */
 		if (batch.row_error != NULL)
@@ -375,6 +409,8 @@ purge_batch(PurgeCursor *cur, int64 limit)
 			 batch.last_key == cur->lower_key);
 	advance_cursor(cur, exhausted, batch.last_leaf, batch.last_key);
 	cur->deleted += batch.deleted;
+	ttl_progress_rows(cur->deleted);
+	ttl_visit_log_batch(&cur->log, &batch, OidIsValid(policy.archive));
 	note_foreign_leaf(cur);
 	/* in the batch's transaction, after its deletes: see mark.c */
 	ttl_mark_batch(cur->relid, batch.deleted);
@@ -476,9 +512,27 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 	TtlUserContext ctx;
 	Oid			owner = ttl_table_owner(relid);
 	char	   *row_error = NULL;
+	TtlVisitMark mark;
 
 	ttl_cursor_init(&cur, relid, owner, ttl_current_unix_seconds(), false, false);
+	ttl_visit_log_begin(&mark);
 	ttl_become_user(owner, &ctx);
+
+	/*
+	 * Whole leaves first (purge_retire.c), in the caller's transaction:
+	 * their parents stay locked (AccessExclusiveLock) until it ends.  Not
+	 * in a REPEATABLE READ or SERIALIZABLE one: its snapshot would not
+	 * see what writers committed since, and such a caller's rows are
+	 * purged one by one.
+	 */
+	if (!IsolationUsesXactSnapshot())
+	{
+		bool		busy;
+
+		(void) ttl_retire_step(&cur, &busy);
+	}
+	else
+		ttl_retire_forget(relid);	/* no look: no leaf waits for one */
 
 	/*
 	 * One statement per purge index, not batches: within one transaction a
@@ -495,6 +549,8 @@ ttl_purge_container(Oid relid, int64 max_rows, bool *skipped)
 		CHECK_FOR_INTERRUPTS();
 	}
 	ttl_restore_user(&ctx);
+	ttl_visit_log_end(&cur.log, &mark);
+	ttl_visit_log_emit(relid, &cur.log, "ttl.purge()");
 	*skipped = cur.busy;
 	/* failing rows left in place, or a partition left alone (another role's) */
 	if (!cur.busy)

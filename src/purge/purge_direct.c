@@ -86,6 +86,7 @@
 #include "document/purge_key.h"
 #include "insight/purge_failures.h"
 #include "purge/archive.h"
+#include "purge/progress.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -211,12 +212,15 @@ take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 		/* a row whose purge failed waits for its retry_after (purge_failures.c) */
 		if (ttl_failures_covers(RelationGetRelid(leaf->rel), &slot->tts_tid))
 		{
+			run->out->skipped_quarantined++;
 			if (keyset)
 				ttl_purge_hold_note(false, 0);	/* legal hold: the floor stops */
 			continue;
 		}
 		if (!ttl_direct_row_is_due(leaf, slot, run, &ts, &expiry, &deadline))
 		{
+			if (ttl_purge_hold_last_held())
+				run->out->skipped_held++;
 			/* legal hold: a held row moves the floor, another stops it */
 			if (keyset)
 				ttl_purge_hold_note(ttl_purge_hold_last_held(),
@@ -225,6 +229,7 @@ take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 		}
 		if (!ttl_direct_delete_row(leaf, slot, run))
 		{
+			run->out->skipped_locked++;
 			if (keyset)
 				ttl_purge_hold_note(false, 0);	/* legal hold: the floor stops */
 			continue;			/* busy: left for a later walk */
@@ -233,6 +238,7 @@ take_rows(TtlRowSourceOps *source, const TtlBatchPlan *plan, DirectRun *run)
 		if (keyset)
 			ttl_purge_hold_note(true, due_key(plan->kind, ts, expiry, deadline));
 		run->out->found++;
+		ttl_progress_row_deleted();	/* ttl.purge_progress, lock-free */
 		if (keyset)
 		{
 			run->out->last_leaf = RelationGetRelid(leaf->rel);

@@ -42,6 +42,7 @@
 #include "insight/stats.h"
 #include "document/purge_key.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/policy.h"
@@ -143,6 +144,8 @@ purge_one_of_all(Oid relid, int64 max_rows, bool *skipped)
 	return 0;
 }
 
+static int64 purge_containers(FunctionCallInfo fcinfo, int64 max_rows);
+
 /* ttl.purge(container, max_rows): purge now, in the caller's transaction. */
 PG_FUNCTION_INFO_V1(ttl_purge);
 Datum
@@ -150,9 +153,6 @@ ttl_purge(PG_FUNCTION_ARGS)
 {
 	int64		max_rows = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT64(1);
 	int64		total = 0;
-	bool		skipped;
-	List	   *relids;
-	ListCell   *lc;
 
 	if (!PG_ARGISNULL(1) && max_rows < 0)
 		ereport(ERROR,
@@ -160,6 +160,29 @@ ttl_purge(PG_FUNCTION_ARGS)
 				 errmsg("max_rows must not be negative: %lld", (long long) max_rows)));
 	/* before anything is deleted: the direct path bypasses the executor's check */
 	PreventCommandIfReadOnly("ttl.purge()");
+
+	/* shown in ttl.purge_progress while it runs (progress.c) */
+	ttl_progress_begin();
+	PG_TRY();
+	{
+		total = purge_containers(fcinfo, max_rows);
+	}
+	PG_FINALLY();
+	{
+		ttl_progress_end();
+	}
+	PG_END_TRY();
+	PG_RETURN_INT64(total);
+}
+
+/* ttl.purge()'s work: its container's purge, or every container's. */
+static int64
+purge_containers(FunctionCallInfo fcinfo, int64 max_rows)
+{
+	int64		total = 0;
+	bool		skipped;
+	List	   *relids;
+	ListCell   *lc;
 
 	if (!PG_ARGISNULL(0))
 	{
@@ -170,7 +193,7 @@ ttl_purge(PG_FUNCTION_ARGS)
 		ttl_get_container(relid, &c);
 		/* a distributed container: each node purges its pieces (policy.c) */
 		if (ttl_distribution_of(relid) == TTL_DIST_HASH)
-			PG_RETURN_INT64(ttl_purge_distributed(relid, max_rows));
+			return ttl_purge_distributed(relid, max_rows);
 		relids = list_make1_oid(relid);
 	}
 	else
@@ -211,7 +234,7 @@ ttl_purge(PG_FUNCTION_ARGS)
 			if (ttl_class_ownercheck(relid, GetUserId()))
 				total += ttl_purge_distributed(relid, max_rows < 0 ? -1 : max_rows - total);
 		}
-	PG_RETURN_INT64(total);
+	return total;
 }
 
 /* Commit, and begin a transaction of the procedure's own. */
@@ -243,8 +266,13 @@ procedure_replicas_caught_up(ProcedureRound *round, const char *what)
 	TtlReplicationLag lag;
 	long		left_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(),
 														  round->wait_deadline);
+	TtlPhase	phase = ttl_progress_current_phase();
+	bool		caught_up;
 
-	if (ttl_replication_lag_wait(Max(left_ms, 0), &lag))
+	ttl_progress_phase(TTL_PHASE_WAITING_FOR_REPLICAS);
+	caught_up = ttl_replication_lag_wait(Max(left_ms, 0), &lag);
+	ttl_progress_phase(phase);
+	if (caught_up)
 		return true;
 	ereport(NOTICE,
 			(errmsg("ttl.run_purge %s: %s is " INT64_FORMAT " bytes behind, more than ttl.max_replication_lag (%d MB)",
@@ -277,6 +305,8 @@ procedure_next_transaction(void *arg)
 		procedure_replicas_caught_up(round, "stopped after the batch in progress");
 }
 
+static int64 procedure_round(ProcedureRound *round);
+
 /*
  * CALL ttl.run_purge(): one round over the caller's containers (all, for a
  * superuser), committing after each batch and sleeping per the budget
@@ -286,7 +316,6 @@ PG_FUNCTION_INFO_V1(ttl_run_purge);
 Datum
 ttl_run_purge(PG_FUNCTION_ARGS)
 {
-	TtlRoundOps ops = {0};
 	int64		total = 0;
 	ProcedureRound round = {false, 0};
 	bool		atomic = fcinfo->context && IsA(fcinfo->context, CallContext) &&
@@ -304,12 +333,33 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	}
 	round.wait_deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													  (int64) ttl_naptime * 1000);
-	if (!procedure_replicas_caught_up(&round, "purged nothing"))
-		PG_RETURN_VOID();
+	/* shown in ttl.purge_progress from here, its wait for replicas too */
+	ttl_progress_begin();
+	PG_TRY();
+	{
+		if (procedure_replicas_caught_up(&round, "purged nothing"))
+			total = procedure_round(&round);
+	}
+	PG_FINALLY();
+	{
+		ttl_progress_end();
+	}
+	PG_END_TRY();
+	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));
+	PG_RETURN_VOID();
+}
+
+/* run_purge's round, once replication is within bounds. */
+static int64
+procedure_round(ProcedureRound *round)
+{
+	TtlRoundOps ops = {0};
+	int64		total = 0;
+
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ops.next_transaction = procedure_next_transaction;
-	ops.arg = &round;
+	ops.arg = round;
 	ops.all_owners = superuser();
 	ops.walks = true;
 	/* a failing batch backs its container off for the worker (backoff.c) */
@@ -318,7 +368,7 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	{
 		total = ttl_purge_round(&ops);
 		/* commits the last batch under the origin, then lets it go */
-		if (round.marking_begun)
+		if (round->marking_begun)
 			ttl_mark_end(procedure_restart);
 	}
 	PG_CATCH();
@@ -328,8 +378,7 @@ ttl_run_purge(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	SPI_finish();
-	ereport(DEBUG1, (errmsg("ttl.run_purge deleted %lld rows", (long long) total)));
-	PG_RETURN_VOID();
+	return total;
 }
 
 /*
@@ -350,14 +399,23 @@ ttl_purge_placements(PG_FUNCTION_ARGS)
 
 	PreventCommandIfReadOnly("ttl._purge_placements()");
 	ttl_check_container_owner(relid);
-	foreach(lc, ttl_list_local_placements(relid, false))
+	ttl_progress_begin();
+	PG_TRY();
 	{
-		bool		skipped;
+		foreach(lc, ttl_list_local_placements(relid, false))
+		{
+			bool		skipped;
 
-		if (max_rows >= 0 && total >= max_rows)
-			break;
-		total += ttl_purge_container(lfirst_oid(lc),
-									 max_rows < 0 ? -1 : max_rows - total, &skipped);
+			if (max_rows >= 0 && total >= max_rows)
+				break;
+			total += ttl_purge_container(lfirst_oid(lc),
+										 max_rows < 0 ? -1 : max_rows - total, &skipped);
+		}
 	}
+	PG_FINALLY();
+	{
+		ttl_progress_end();
+	}
+	PG_END_TRY();
 	PG_RETURN_INT64(total);
 }

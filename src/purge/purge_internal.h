@@ -13,6 +13,7 @@
 #define TTL_PURGE_INTERNAL_H
 
 #include "access/attnum.h"
+#include "datatype/timestamp.h"
 #include "executor/tuptable.h"
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
@@ -34,6 +35,10 @@ typedef struct TtlDirectBatch
 	int64		last_key;		/* of the last of them */
 	char	   *row_error;		/* split: the rows left in place, for
 								 * last_error (purge_split.c), or NULL */
+	/* due rows the direct deleter left (visit_log.c): */
+	int64		skipped_locked; /* busy: another transaction holds them */
+	int64		skipped_held;	/* a legal hold */
+	int64		skipped_quarantined;	/* failing, before their retry_after */
 } TtlDirectBatch;
 
 typedef struct TtlWalk TtlWalk;
@@ -153,6 +158,33 @@ extern TtlRowSourceOps *ttl_walk_source(TtlWalk *walk, DirectLeaf *leaves, int n
 extern bool ttl_walk_source_done(const TtlRowSourceOps *source);
 extern void ttl_free_walk(TtlWalk *walk);
 
+/* visit_log.c: a container's visit, for ttl.log_min_duration */
+typedef struct TtlVisitLog
+{
+	int64		batches;
+	int64		deleted;
+	int64		archived;
+	int64		locked;			/* skipped: see visit_log.c */
+	int64		held;
+	int64		quarantined;
+	int64		elapsed_us;		/* in its batches */
+	int64		throttled_us;	/* in the cost budget's sleeps after them */
+	int64		wal_bytes;
+} TtlVisitLog;
+
+/* Where a stretch of a visit began. */
+typedef struct TtlVisitMark
+{
+	TimestampTz started;
+	int64		wal_bytes;
+} TtlVisitMark;
+
+extern void ttl_visit_log_begin(TtlVisitMark *mark);
+extern void ttl_visit_log_end(TtlVisitLog *log, const TtlVisitMark *mark);
+extern void ttl_visit_log_batch(TtlVisitLog *log, const TtlDirectBatch *batch, bool archived);
+extern void ttl_visit_log_emit(Oid relid, const TtlVisitLog *log, const char *by);
+extern const char *ttl_visit_log_round_by(void);
+
 /* purge_batch.c: one batch of one container */
 typedef struct PurgeCursor
 {
@@ -174,6 +206,13 @@ typedef struct PurgeCursor
 								 * ends the back-off (backoff.c) */
 	char	   *leaf_note;		/* a leaf skipped, another role owns it
 								 * (purge_owner.c): last_error, in walk_cxt */
+	bool		retire_tried;	/* the retire step ran this round */
+	int64		retired_leaves; /* leaves retired (purge_retire.c) */
+	bool		count_due;		/* progress: count the due rows first (the
+								 * worker and run_purge, not ttl.purge()) */
+	TimestampTz progress_started;	/* progress: this purge reached it (0: not yet) */
+	int64		progress_due;	/* progress: the due rows then (< 0: unknown) */
+	TtlVisitLog log;			/* this visit's figures (visit_log.c) */
 	char	   *row_error;		/* the last batch left failing rows in place:
 								 * its last_error (purge_split.c), in the
 								 * batch's memory, or NULL */
@@ -220,6 +259,18 @@ extern struct ErrorData *ttl_split_try(TtlSplitStep step, void *arg);
 extern bool ttl_split_row_error(const struct ErrorData *edata);
 extern void ttl_split_batch(const TtlBatchPlan *plan, const char *relname,
 							const struct ErrorData *first, TtlDirectBatch *out);
+
+/* purge_leaves.c: what a DELETE of a table would run besides deleting */
+extern const char *ttl_relation_obstacle(Relation rel);
+
+/* retire_check.c: whether a leaf may be retired whole, and is due */
+extern const char *ttl_retire_obstacle(Oid container, Oid leaf, const TtlContainer *policy);
+extern const char *ttl_retire_leaf_due(Oid leaf, const TtlContainer *policy, int64 now_seconds);
+
+/* purge_retire.c: the retire step of a batch or a ttl.purge() */
+extern int	ttl_retire_step(PurgeCursor *cur, bool *busy);
+extern bool ttl_retire_defers(Oid container, Oid leaf);
+extern void ttl_retire_forget(Oid container);
 
 /* purge_round.c */
 extern List *ttl_list_due_containers(bool all_owners);

@@ -42,10 +42,11 @@
 /*
  * Why a DELETE statement is needed for this table (a plain table, or the
  * root of a partitioned one), or NULL when direct deletes do exactly what
- * it would.
+ * it would.  Also what keeps a leaf from being retired whole
+ * (retire_check.c): whatever a DELETE would run, a DROP would skip.
  */
-static const char *
-relation_obstacle(Relation rel)
+const char *
+ttl_relation_obstacle(Relation rel)
 {
 	TriggerDesc *trig = rel->trigdesc;
 	Oid			relid = RelationGetRelid(rel);
@@ -83,7 +84,7 @@ direct_leaves(Relation root, const char **obstacle)
 		if (root->rd_rel->relhassubclass)
 			*obstacle = "it has inheritance children";
 		else
-			*obstacle = relation_obstacle(root);
+			*obstacle = ttl_relation_obstacle(root);
 		return *obstacle ? NIL : list_make1_oid(relid);
 	}
 	if (root->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
@@ -91,7 +92,7 @@ direct_leaves(Relation root, const char **obstacle)
 		*obstacle = "it is not a table";
 		return NIL;
 	}
-	*obstacle = relation_obstacle(root);
+	*obstacle = ttl_relation_obstacle(root);
 	if (*obstacle)
 		return NIL;
 	foreach(lc, find_all_inheritors(relid, NoLock, NULL))
@@ -114,13 +115,16 @@ direct_leaves(Relation root, const char **obstacle)
 		 */
 		if (!ttl_batch_leaf_fits(relid, child))
 			continue;
+		/* about to be retired whole: its rows leave with it */
+		if (ttl_retire_defers(relid, child))
+			continue;
 		if (relkind != RELKIND_RELATION)
 		{
 			*obstacle = "a partition is not a plain table";
 			return NIL;
 		}
 		rel = table_open(child, NoLock);
-		*obstacle = relation_obstacle(rel);
+		*obstacle = ttl_relation_obstacle(rel);
 		table_close(rel, NoLock);
 		if (*obstacle)
 			return NIL;

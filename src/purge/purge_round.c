@@ -53,6 +53,7 @@
 #include "guard/guard.h"
 #include "insight/stats.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "purge/purge_internal.h"
 #include "registry/container_window.h"
@@ -61,6 +62,9 @@
 
 /* The cost budget's sleep, by name in pg_stat_activity on 17+. */
 static uint32 cost_delay_wait_event = 0;
+
+/* Slept since the round last asked (visit_log.c: its batch's visit). */
+static int64 slept_us = 0;
 
 /*
  * The cost budget: PostgreSQL's page accounting, as autovacuum uses it.
@@ -108,15 +112,22 @@ void
 ttl_cost_sleep(void)
 {
 	double		msec;
+	TtlPhase	phase;
+	TimestampTz start;
 
 	if (!VacuumCostActive || VacuumCostBalance < VacuumCostLimit)
 		return;
 	msec = VacuumCostDelay * VacuumCostBalance / VacuumCostLimit;
 	VacuumCostBalance = 0;
+	phase = ttl_progress_current_phase();
+	ttl_progress_phase(TTL_PHASE_THROTTLED);
+	start = GetCurrentTimestamp();
 	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					 (long) Max(msec, 1),
 					 ttl_wait_event(&cost_delay_wait_event, "TtlCostDelay"));
 	ResetLatch(MyLatch);
+	slept_us += GetCurrentTimestamp() - start;
+	ttl_progress_phase(phase);
 	CHECK_FOR_INTERRUPTS();
 }
 
@@ -153,6 +164,8 @@ resume_cursor(HTAB *resume, PurgeCursor *cur)
 	cur->leaf = point->leaf;
 	cur->lower_key = point->lower_key;
 	cur->deleted = point->deleted;
+	cur->progress_started = point->progress_started;
+	cur->progress_due = point->progress_due;
 }
 
 static void
@@ -176,6 +189,8 @@ save_resume_points(HTAB *resume, PurgeCursor *cursors, int ncursors, const bool 
 		point->leaf = cursors[i].leaf;
 		point->lower_key = cursors[i].lower_key;
 		point->deleted = cursors[i].deleted;
+		point->progress_started = cursors[i].progress_started;
+		point->progress_due = cursors[i].progress_due;
 	}
 }
 
@@ -246,6 +261,28 @@ owner_batch(void *arg)
 	SPI_execute("SET CONSTRAINTS ALL IMMEDIATE", false, 0);
 	SPI_finish();
 	ttl_statement_bound_arm(ttl_batch_timeout);
+	/*
+	 * Whole leaves first, once a round (purge_retire.c): a step that
+	 * retired a leaf holds its parent's AccessExclusiveLock, so it is this
+	 * turn's whole transaction and the rows wait for the next turn; a busy
+	 * container waits for the next round, rows included, so that a leaf
+	 * about to be retired is not purged row by row meanwhile.
+	 */
+	if (!cur->retire_tried)
+	{
+		bool		busy;
+
+		cur->retire_tried = true;
+		if (ttl_retire_step(cur, &busy) > 0 || busy)
+		{
+			ttl_statement_bound_disarm();
+			CHECK_FOR_INTERRUPTS();
+			ttl_restore_user(&ctx);
+			if (busy)
+				cur->done = true;
+			return;
+		}
+	}
 	deleted = ttl_purge_batch_immediate(cur, ttl_batch_size);
 	ttl_statement_bound_disarm();
 	/* a timeout that fired just now is this batch's, not the round's */
@@ -309,13 +346,17 @@ round_batch(PurgeCursor *cur, MemoryContext round_cxt, bool backoff)
 	char	   *name;
 	char	   *message;
 	bool		timed_out;
+	TtlVisitMark mark;
 
 	ttl_visit_enter(cur->relid, TTL_STEP_BATCH);
+	ttl_visit_log_begin(&mark);
 	edata = ttl_subxact_run(owner_batch, cur, round_cxt, true);
+	ttl_visit_log_end(&cur->log, &mark);
 	ttl_statement_bound_disarm();	/* the batch failed with it armed */
 	ttl_visit_leave();
 	if (edata == NULL)
 		return;
+	ttl_progress_rows(cur->deleted);	/* the failed batch's rows are back */
 	timed_out = ttl_statement_bound_expired(edata);
 	/*
 	 * A cancel that is not the batch's own bound (pg_cancel_backend, the
@@ -364,6 +405,8 @@ report_committed(TtlRoundOps *ops, PurgeCursor *cur)
 	point.leaf = cur->leaf;
 	point.lower_key = cur->lower_key;
 	point.deleted = cur->deleted;
+	point.progress_started = cur->progress_started;
+	point.progress_due = cur->progress_due;
 	ops->committed(ops->arg, cur->relid, &point);
 }
 
@@ -403,6 +446,7 @@ ttl_purge_round(TtlRoundOps *ops)
 	round_cxt = AllocSetContextCreate(TopMemoryContext, "ttl purge round",
 									  ALLOCSET_DEFAULT_SIZES);
 	caller_cxt = CurrentMemoryContext;
+	ttl_progress_begin();		/* ttl.purge_progress shows it (progress.c) */
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(round_cxt);
@@ -428,6 +472,7 @@ ttl_purge_round(TtlRoundOps *ops)
 
 			ttl_cursor_init(&cursors[i], relid, ttl_table_owner(relid), now_seconds, true,
 							ops->walks);
+			cursors[i].count_due = true;	/* ttl.purge_progress's rows_due */
 			resume_cursor(ops->resume, &cursors[i]);
 			/* a copy: a reload may free the setting's own */
 			(void) ttl_container_window(relid, &windows[i]);
@@ -496,6 +541,7 @@ ttl_purge_round(TtlRoundOps *ops)
 					continue;
 				}
 				t0 = GetCurrentTimestamp();
+				slept_us = 0;
 				if (!ops->next_transaction(ops->arg))
 				{
 					if (last != NULL)
@@ -503,6 +549,9 @@ ttl_purge_round(TtlRoundOps *ops)
 					active = 0;
 					break;
 				}
+				/* the sleep paid for the last batch: its container's visit */
+				if (last != NULL)
+					last->log.throttled_us += slept_us;
 				if (last_index >= 0)
 					spent_us[last_index] += GetCurrentTimestamp() - t0;
 				if (last != NULL)
@@ -530,12 +579,16 @@ ttl_purge_round(TtlRoundOps *ops)
 			first_pass = false;
 		}
 		save_resume_points(ops->resume, cursors, ops->unfinished ? ncursors : 0, set_aside);
+		/* ttl.log_min_duration: a line per container this round visited */
+		for (i = 0; i < ncursors; i++)
+			ttl_visit_log_emit(cursors[i].relid, &cursors[i].log, ttl_visit_log_round_by());
 		/* every container was checked: the event is, for this database */
 		if (ops->all_owners)
 			ttl_guard_round_end(&guard);
 	}
 	PG_FINALLY();
 	{
+		ttl_progress_end();
 		if (cost_started)
 			cost_end(&cost_saved);
 		if (CurrentMemoryContext == round_cxt)

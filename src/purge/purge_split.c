@@ -61,6 +61,7 @@
 #include "document/purge_key.h"
 #include "insight/purge_failures.h"
 #include "purge/archive.h"
+#include "purge/progress.h"
 #include "purge/purge_internal.h"
 #include "registry/registry.h"
 
@@ -407,6 +408,7 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 	ListCell   *lc;
 
 	memset(&run, 0, sizeof(run));
+	ttl_progress_phase(TTL_PHASE_DELETING);
 	run.plan = plan;
 	run.holds = holds;
 	run.recheck = ttl_purge_recheck_sql(doc, plan->deadline, 4, 5);
@@ -448,7 +450,8 @@ ttl_split_batch(const TtlBatchPlan *plan, const char *relname, const ErrorData *
 		if (plan->limit >= 0 && run.n >= plan->limit)
 			break;
 		if (!ConditionalLockRelationOid(leaf, RowExclusiveLock) ||
-			!ttl_batch_leaf_fits(plan->relid, leaf))
+			!ttl_batch_leaf_fits(plan->relid, leaf) ||
+			ttl_retire_defers(plan->relid, leaf))	/* purge_retire.c */
 			continue;
 		ttl_due_range_from(&range, leaf == plan->start_leaf ? plan->lower_key : PG_INT64_MIN);
 		ttl_due_range_from(&range, ttl_purge_hold_floor(plan->kind));

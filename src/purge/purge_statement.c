@@ -31,6 +31,7 @@
 #include "document/purge_key.h"
 #include "insight/purge_failures.h"
 #include "purge/archive.h"
+#include "purge/progress.h"
 #include "purge/purge_internal.h"
 
 /*
@@ -283,6 +284,8 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 	out->deleted = 0;
 	out->last_leaf = plan->start_leaf;
 	out->last_key = plan->lower_key;
+	/* the statement finds and deletes at once (its archive's INSERT joins it) */
+	ttl_progress_phase(TTL_PHASE_DELETING);
 	foreach(lc, ttl_statement_leaves(plan->relid))
 	{
 		Oid			leaf = lfirst_oid(lc);
@@ -293,7 +296,8 @@ ttl_statement_batch(const TtlBatchPlan *plan, const char *relname, TtlDirectBatc
 		if (limit >= 0 && out->found >= limit)
 			break;
 		if (!ConditionalLockRelationOid(leaf, RowExclusiveLock) ||
-			!ttl_batch_leaf_fits(plan->relid, leaf))
+			!ttl_batch_leaf_fits(plan->relid, leaf) ||
+			ttl_retire_defers(plan->relid, leaf))	/* purge_retire.c */
 			continue;
 		leaf_statement(plan, leaf, first ? plan->lower_key : PG_INT64_MIN,
 					   limit < 0 ? -1 : limit - out->found, out);

@@ -127,6 +127,7 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->hold_fraction = 0;
 	out->archive = InvalidOid;
 	out->purge_window[0] = '\0';
+	out->retire = TTL_RETIRE_OFF;
 	out->mark_purge_deletes = TTL_MARK_DEFAULT;
 	for (i = 0; i < RelationGetDescr(rel)->natts; i++)
 	{
@@ -167,6 +168,9 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "purge_window") == 0)
 			strlcpy(out->purge_window, TextDatumGetCString(values[i]),
 					sizeof(out->purge_window));
+		/* 1.9: ttl.set_retire (an unknown word reads as off) */
+		if (!att->attisdropped && !nulls[i] && strcmp(NameStr(att->attname), "retire") == 0)
+			(void) ttl_retire_mode_parse(TextDatumGetCString(values[i]), &out->retire);
 		/* 1.9: ttl.set_mark_purge_deletes (NULL: follow the setting) */
 		if (!att->attisdropped && !nulls[i] &&
 			strcmp(NameStr(att->attname), "mark_purge_deletes") == 0)
@@ -180,6 +184,38 @@ deform_container(Relation rel, HeapTuple tup, TtlContainer *out)
 	out->has_home = home_parts == 2;
 	pfree(values);
 	pfree(nulls);
+}
+
+/* The word of ttl.set_retire and ttl.containers.retire for a mode. */
+const char *
+ttl_retire_mode_name(TtlRetireMode mode)
+{
+	switch (mode)
+	{
+		case TTL_RETIRE_DROP:
+			return "drop";
+		case TTL_RETIRE_DETACH:
+			return "detach";
+		case TTL_RETIRE_OFF:
+			break;
+	}
+	return "off";
+}
+
+/* The mode a word names; false (and off) for any other word. */
+bool
+ttl_retire_mode_parse(const char *name, TtlRetireMode *mode)
+{
+	*mode = TTL_RETIRE_OFF;
+	if (strcmp(name, "off") == 0)
+		return true;
+	if (strcmp(name, "drop") == 0)
+		*mode = TTL_RETIRE_DROP;
+	else if (strcmp(name, "detach") == 0)
+		*mode = TTL_RETIRE_DETACH;
+	else
+		return false;
+	return true;
 }
 
 /*

@@ -11,6 +11,13 @@
 #include "nodes/pg_list.h"
 
 #include "base/purge_window.h"
+/* 1.9: what the purge does with a leaf whose every item has expired. */
+typedef enum TtlRetireMode
+{
+	TTL_RETIRE_OFF,				/* delete its rows (the default) */
+	TTL_RETIRE_DROP,			/* detach it, then drop it */
+	TTL_RETIRE_DETACH			/* detach it and record it (ttl.retired) */
+} TtlRetireMode;
 
 /* The longest deadline property name (bytes), as kept in the cache. */
 #define TTL_DEADLINE_PROPERTY_MAX 255
@@ -40,6 +47,8 @@ typedef struct TtlContainer
 	Oid			archive;
 	/* 1.9: ttl.set_purge_window's text, "" for none (base/purge_window.c) */
 	char		purge_window[TTL_WINDOW_MAX_TEXT + 1];
+	/* 1.9, ttl.set_retire: whole leaves retired (purge_retire.c) */
+	TtlRetireMode retire;
 	/* 1.9: ttl.set_mark_purge_deletes, one of TTL_MARK_* (purge/mark.c) */
 	char		mark_purge_deletes;
 } TtlContainer;
@@ -62,6 +71,8 @@ extern bool ttl_read_container(Oid relid, TtlContainer *out);
 extern List *ttl_list_containers(bool due_only);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern char *ttl_relation_display_name(Oid relid);
+extern const char *ttl_retire_mode_name(TtlRetireMode mode);
+extern bool ttl_retire_mode_parse(const char *name, TtlRetireMode *mode);
 extern void ttl_check_relation_exists(Oid relid);
 extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);

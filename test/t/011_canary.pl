@@ -553,6 +553,12 @@ my %calls = (
 	  { calls => sub { sel('ttl._in_purge_window', q{'01:00-05:00'}, 'ttl.now()') } },
 	'ttl._next_purge_window(text,timestamp with time zone)' =>
 	  { calls => sub { sel('ttl._next_purge_window', q{'01:00-05:00 UTC'}, 'ttl.now()') } },
+	# retiring partitions (1.9): off on the partitioned containers (a
+	# retire mode would drop evil.parts' partition under the later purge
+	# calls, which run in any order)
+	'ttl.set_retire(regclass,text)' =>
+	  { calls => sub { (sel('ttl.set_retire', reg('evil.parts'), q{'off'}),
+						sel('ttl.set_retire', reg('evil.mixed'), q{'off'})) } },
 	# archives (1.8): a fresh table of the same shape, then none
 	'ttl.set_archive(regclass,regclass)' =>
 	  { calls => sub { (sel('ttl.set_archive', reg(fresh('container')), reg(fresh('table'))),
@@ -644,6 +650,8 @@ my %calls = (
 	  { calls => sub { on_containers('ttl.expiring', q{'1 day'}, 'ttl.now()') } },
 	'ttl._databases()' => { calls => sub { (sel('ttl._databases'), 'SELECT * FROM ttl.databases;') } },
 	'ttl._worker_pool()' => { calls => sub { (sel('ttl._worker_pool'), 'SELECT * FROM ttl.worker_pool;') } },
+	'ttl._purge_progress()' =>
+	  { calls => sub { (sel('ttl._purge_progress'), 'SELECT * FROM ttl.purge_progress;') } },
 
 	# Citus (absent here: the functions must still be harmless)
 	'ttl._citus_kind(regclass)' => { calls => sub { on_containers('ttl._citus_kind') } },

@@ -87,6 +87,13 @@ like($err, qr/invalid value for parameter "ttl.replication_lag_ignore"/,
 # --- 1. the worker's own purge makes the paused standby lag: it stops
 # after the batch in progress
 add_expired(30000);
+# the rows' hint bits set now (1.9): the purge's first batch counts the due
+# rows (ttl.purge_progress.rows_due), a read that would otherwise set them
+# all after the CHECKPOINT, and with wal_log_hints that alone is a burst of
+# full-page images before any delete; the burst below is the deletes'
+# (a read, not VACUUM, whose records would conflict with the standby's
+# queries once its replay resumes)
+$primary->safe_psql('postgres', 'SELECT count(*) FROM c');
 $primary->wait_for_catchup($standby);
 $primary->safe_psql('postgres', 'CHECKPOINT');	# full-page images: a WAL burst
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
@@ -128,6 +135,26 @@ like($err, qr/NOTICE:  ttl.run_purge purged nothing: standby "standby" is \d+ by
 ok($took >= 0.9 && $took < 8, sprintf('after waiting about one naptime (%.1f s)', $took));
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM c'), $left,
 	'CALL ttl.run_purge() purged nothing');
+
+# (1.9) while it waits, ttl.purge_progress says so and pg_stat_activity
+# shows the wait event (TtlReplicationLag on 17+, Extension before); a
+# naptime long enough to be seen, short enough that the standby's replay,
+# paused, is not held past max_standby_streaming_delay (30 s: its resume
+# below would be cancelled by a recovery conflict)
+set_conf('ttl.naptime', '5', '5s');
+my ($call_out, $call_err) = ('', '');
+my $call = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $primary->connstr('postgres'), '-c', 'CALL ttl.run_purge()' ],
+	'>', \$call_out, '2>', \$call_err);
+my $lag_wait = $primary->pg_version >= 17 ? 'Extension:TtlReplicationLag' : 'Extension:Extension';
+ok( $primary->poll_query_until('postgres', qq{
+SELECT count(*) FROM ttl.purge_progress p JOIN pg_stat_activity a USING (pid)
+ WHERE p.phase = 'waiting for replicas' AND p.container IS NULL
+   AND a.wait_event_type || ':' || a.wait_event = '$lag_wait'}, '1'),
+	"run_purge's wait shows: phase 'waiting for replicas', wait event $lag_wait");
+$call->finish;
+like($call_err, qr/NOTICE:  ttl.run_purge purged nothing/, 'and it ends as before');
+set_conf('ttl.naptime', '1', '1s');
 
 # --- 2. replay resumes: so does the purge
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');

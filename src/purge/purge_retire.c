@@ -1,0 +1,418 @@
+/*
+ * purge_retire.c
+ *		The retire step: a leaf of a partitioned container whose every item
+ *		has expired (retire_check.c) leaves whole, detached from its parent
+ *		and dropped (ttl.set_retire 'drop') or left detached and recorded
+ *		('detach'), instead of being deleted row by row.  Each retirement is
+ *		recorded in ttl.retired and counted in ttl.stats (leaves_retired,
+ *		rows_retired).  The round (purge_round.c: the worker and CALL
+ *		ttl.run_purge()) runs the step once per container per round, in a
+ *		transaction of its own before the container's row batches; ttl.purge()
+ *		runs it before its rows, in the caller's transaction.
+ *
+ * Locking, step by step (docs/retire.md says the same for operators):
+ *	1. the container's purge lock, without waiting (another purger or a
+ *	   policy change: not this round), and the policy read under it;
+ *	2. AccessShareLock on the container and on each leaf, without waiting
+ *	   (a leaf held by DDL is passed over), for the look: the obstacles and
+ *	   the exactness probes with a fresh snapshot, and the rows of a due leaf
+ *	   (its reltuples, or a count(*) when it was never counted);
+ *	3. for each leaf the look found due: AccessExclusiveLock on its parent,
+ *	   then on the leaf, which is what ALTER TABLE ... DETACH PARTITION
+ *	   takes, waiting at most RETIRE_LOCK_TIMEOUT_MS (lock_timeout): a busy
+ *	   container ends the step, and its rows wait for the next round.  Once
+ *	   held, no writer of the leaf is left: the obstacles and the probes are
+ *	   checked again with a fresh snapshot, which sees every write committed
+ *	   before the lock, so an item written or refreshed meanwhile keeps the
+ *	   leaf;
+ *	4. DETACH PARTITION, then DROP TABLE (drop mode), as the container's
+ *	   owner, in a subtransaction per leaf: a leaf that fails (a view on it,
+ *	   say) stays attached and is purged by rows, with a WARNING and the
+ *	   container's last_error.
+ * The locks of step 3 are held until the transaction ends: the round
+ * commits right after the step (its row batches come in the next turn),
+ * ttl.purge() holds them until its caller commits.  The step never uses
+ * DETACH ... CONCURRENTLY, which cannot run in a function or a transaction
+ * block.
+ *
+ * Runs as the container's owner (the caller became it), inside a
+ * security-restricted operation with a pinned search_path; the records
+ * are written as the extension's owner (ttl_registry_execute).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "base/run_as.h"
+#include "base/sql_version.h"
+#include "base/subxact.h"
+#include "insight/stats.h"
+#include "purge/mark.h"
+#include "purge/purge_internal.h"
+#include "registry/leaf_owner.h"
+#include "registry/policy.h"
+#include "registry/registry.h"
+
+/*
+ * How long the round's step waits for the AccessExclusiveLock of a leaf's
+ * parent: every query of the container queues behind a waiting request,
+ * so the wait is short; a busy container is retired in a later round.
+ * ttl.purge() waits as long as its caller's lock_timeout says, this long
+ * when that is 0 (no limit): the caller chose to hold the lock.
+ */
+#define RETIRE_LOCK_TIMEOUT_MS 100
+
+/*
+ * The leaves whose rows the row batches leave to retirement (see
+ * ttl_retire_defers), as (container, leaf) pairs, kept in
+ * TopMemoryContext from one look at a container to the next.
+ */
+static List *deferred_containers = NIL;
+static List *deferred_leaves = NIL;
+
+static void
+forget_deferred(Oid container)
+{
+	List	   *containers = NIL;
+	List	   *leaves = NIL;
+	ListCell   *c;
+	ListCell   *l;
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	forboth(c, deferred_containers, l, deferred_leaves)
+	{
+		if (lfirst_oid(c) == container)
+			continue;
+		containers = lappend_oid(containers, lfirst_oid(c));
+		leaves = lappend_oid(leaves, lfirst_oid(l));
+	}
+	list_free(deferred_containers);
+	list_free(deferred_leaves);
+	deferred_containers = containers;
+	deferred_leaves = leaves;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+note_deferred(Oid container, Oid leaf)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	deferred_containers = lappend_oid(deferred_containers, container);
+	deferred_leaves = lappend_oid(deferred_leaves, leaf);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Whether the row batches leave leaf of container alone: the last look
+ * (this round's retire step, or this ttl.purge()'s) found that it will
+ * retire within one default lifetime (every item expired by then, nothing
+ * keeps it), so its expired rows, hidden meanwhile, leave with it instead
+ * of one by one.  A leaf that never comes fully due (an item that never
+ * expires, one with a longer own ttl, a hold, any obstacle) is purged by
+ * rows as before.
+ */
+bool
+ttl_retire_defers(Oid container, Oid leaf)
+{
+	ListCell   *c;
+	ListCell   *l;
+
+	forboth(c, deferred_containers, l, deferred_leaves)
+		if (lfirst_oid(c) == container && lfirst_oid(l) == leaf)
+			return true;
+	return false;
+}
+
+/* Nothing of container is deferred (its step did not run). */
+void
+ttl_retire_forget(Oid container)
+{
+	forget_deferred(container);
+}
+
+/* A leaf the look found due. */
+typedef struct Candidate
+{
+	Oid			leaf;
+	int64		items;			/* its rows, counted by the look */
+} Candidate;
+
+/* One leaf's retirement, as a subtransaction's step. */
+typedef struct RetireOne
+{
+	Oid			container;
+	const TtlContainer *policy;
+	int64		now_seconds;
+	Candidate  *candidate;
+	int			lock_timeout_ms;
+	bool		retired;		/* out */
+	const char *kept;			/* out: why the check under the lock kept it */
+} RetireOne;
+
+/*
+ * The rows of leaf for ttl.retired and the stats: as its statistics last
+ * counted them (pg_class.reltuples, which VACUUM, ANALYZE and autovacuum
+ * keep), or, for a leaf never counted, by a count(*) as the owner.  Not a
+ * count(*) always: on a leaf of a million rows it costs a good part of
+ * what deleting them would, and retiring is meant to cost nothing per row.
+ */
+static int64
+count_rows(Oid leaf)
+{
+	int64		n = 0;
+	bool		isnull;
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(leaf));
+
+	if (HeapTupleIsValid(tuple))
+	{
+		float4		reltuples = ((Form_pg_class) GETSTRUCT(tuple))->reltuples;
+
+		ReleaseSysCache(tuple);
+		if (reltuples >= 0)
+			return (int64) reltuples;
+	}
+	ttl_spi_connect();
+	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s", ttl_only_name(leaf)),
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not count the rows of a leaf");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	return n;
+}
+
+static void
+run_ddl(const char *sql)
+{
+	ttl_spi_connect();
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not run \"%s\"", sql);
+	SPI_finish();
+}
+
+static char *
+qualified_name(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* The partition bound of leaf as pg_get_expr() prints it ("FOR VALUES ..."). */
+static char *
+partition_bound_text(Oid leaf)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(leaf));
+	Datum		bound;
+	bool		isnull;
+	char	   *printed;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for relation %u", leaf);
+	bound = SysCacheGetAttr(RELOID, tuple, Anum_pg_class_relpartbound, &isnull);
+	printed = isnull ? pstrdup("") :
+		TextDatumGetCString(DirectFunctionCall2(pg_get_expr, bound, ObjectIdGetDatum(leaf)));
+	ReleaseSysCache(tuple);
+	return printed;
+}
+
+static void
+record_retired(Oid container, const char *leaf, TtlRetireMode mode, int64 items)
+{
+	Oid			argtypes[4] = {OIDOID, TEXTOID, TEXTOID, INT8OID};
+	Datum		values[4];
+	static SPIPlanPtr plan = NULL;
+
+	values[0] = ObjectIdGetDatum(container);
+	values[1] = CStringGetTextDatum(leaf);
+	values[2] = CStringGetTextDatum(ttl_retire_mode_name(mode));
+	values[3] = Int64GetDatum(items);
+	ttl_registry_execute("INSERT INTO ttl.retired_leaf (container, leaf, mode, retired_at, items)"
+						 " VALUES ($1::pg_catalog.regclass, $2, $3, ttl.now(), $4)",
+						 4, argtypes, values, NULL, &plan);
+}
+
+/*
+ * Steps 3 and 4 for one leaf: its parent's and its own lock (waiting at
+ * most the step's lock_timeout), the check again, DETACH, DROP.
+ */
+static void
+retire_one(void *arg)
+{
+	RetireOne  *one = (RetireOne *) arg;
+	Oid			leaf = one->candidate->leaf;
+	Oid			parent;
+	char	   *leaf_name;
+	char	   *bound;
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("lock_timeout", psprintf("%d", one->lock_timeout_ms),
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	parent = get_partition_parent(leaf, false);
+	LockRelationOid(parent, AccessExclusiveLock);
+	LockRelationOid(leaf, AccessExclusiveLock);
+	AtEOXact_GUC(true, nestlevel);
+	/* still a partition of parent, with everything checked again */
+	if (!get_rel_relispartition(leaf) || get_partition_parent(leaf, true) != parent)
+	{
+		one->kept = "it was detached meanwhile";
+		return;
+	}
+	one->kept = ttl_retire_obstacle(one->container, leaf, one->policy);
+	if (one->kept == NULL)
+		one->kept = ttl_retire_leaf_due(leaf, one->policy, one->now_seconds);
+	if (one->kept != NULL)
+		return;
+	leaf_name = qualified_name(leaf);
+	bound = partition_bound_text(leaf);
+	run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s", qualified_name(parent), leaf_name));
+	if (one->policy->retire == TTL_RETIRE_DROP)
+		run_ddl(psprintf("DROP TABLE %s", leaf_name));
+	record_retired(one->container, leaf_name, one->policy->retire, one->candidate->items);
+	/* one message in the change stream for the whole leaf (mark.c) */
+	ttl_mark_retired(one->container, leaf_name, bound,
+					 ttl_retire_mode_name(one->policy->retire), one->candidate->items);
+	one->retired = true;
+}
+
+/*
+ * Steps 1 and 2: the leaves of the container that look due now, in OID
+ * order; *busy when the container is held by another purger or DDL.
+ */
+static List *
+look_for_candidates(PurgeCursor *cur, TtlContainer *policy, bool *busy)
+{
+	List	   *candidates = NIL;
+	ListCell   *lc;
+
+	if (!ttl_try_lock_container(cur->relid) ||
+		!ConditionalLockRelationOid(cur->relid, AccessShareLock))
+	{
+		*busy = true;
+		return NIL;
+	}
+	if (!ttl_policy_read(cur->relid, policy) || policy->retire == TTL_RETIRE_OFF ||
+		(cur->honour_pause && policy->paused) || policy->default_is_null ||
+		get_rel_relkind(cur->relid) != RELKIND_PARTITIONED_TABLE)
+		return NIL;
+	foreach(lc, find_all_inheritors(cur->relid, NoLock, NULL))
+	{
+		Oid			leaf = lfirst_oid(lc);
+		Candidate  *c;
+
+		if (leaf == cur->relid || get_rel_relkind(leaf) == RELKIND_PARTITIONED_TABLE)
+			continue;
+		if (!ConditionalLockRelationOid(leaf, AccessShareLock))
+			continue;
+		/* a partition detached since the list was read is not ours */
+		if (!get_rel_relispartition(leaf))
+			continue;
+		if (ttl_retire_obstacle(cur->relid, leaf, policy) != NULL)
+			continue;
+		if (ttl_retire_leaf_due(leaf, policy, cur->now_seconds) != NULL)
+		{
+			/* due within one default lifetime: its rows wait for it */
+			if (policy->default_ttl > 0 &&
+				ttl_retire_leaf_due(leaf, policy,
+									cur->now_seconds + policy->default_ttl) == NULL)
+				note_deferred(cur->relid, leaf);
+			continue;
+		}
+		c = palloc(sizeof(Candidate));
+		c->leaf = leaf;
+		c->items = count_rows(leaf);
+		candidates = lappend(candidates, c);
+	}
+	return candidates;
+}
+
+/*
+ * The retire step of cur's container, as its owner: how many leaves it
+ * retired; *busy when a lock was not to be had (the container is left for
+ * the next round).  A failure other than a busy lock is a WARNING and the
+ * container's last_error, and the leaf is purged by rows.  Nothing for a
+ * container whose mode is off, or before 1.9's SQL.
+ */
+int
+ttl_retire_step(PurgeCursor *cur, bool *busy)
+{
+	const TtlContainer *cached;
+	TtlContainer policy;
+	List	   *candidates;
+	ListCell   *lc;
+	int			retired = 0;
+	int64		rows = 0;
+
+	*busy = false;
+	forget_deferred(cur->relid);
+	if (!ttl_sql_at_least(1, 9))
+		return 0;
+	/* the cache first: most containers never retire */
+	cached = ttl_container_ref(cur->relid);
+	if (cached == NULL || cached->retire == TTL_RETIRE_OFF)
+		return 0;
+	candidates = look_for_candidates(cur, &policy, busy);
+	foreach(lc, candidates)
+	{
+		RetireOne	one = {cur->relid, &policy, cur->now_seconds, lfirst(lc),
+		RETIRE_LOCK_TIMEOUT_MS, false, NULL};
+		ErrorData  *edata;
+
+		/* ttl.purge(), which does not honour a pause: the caller's wait */
+		if (!cur->honour_pause && LockTimeout > 0)
+			one.lock_timeout_ms = LockTimeout;
+		edata = ttl_subxact_run(retire_one, &one, CurrentMemoryContext, false);
+		if (edata != NULL && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		{
+			/* busy: every query of the container would queue behind us */
+			*busy = true;
+			break;
+		}
+		if (edata != NULL)
+		{
+			char	   *note = psprintf("could not retire partition %s of container %s: %s",
+										get_rel_name(one.candidate->leaf) ?
+										ttl_relation_display_name(one.candidate->leaf) : "?",
+										ttl_relation_display_name(cur->relid),
+										edata->message);
+
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("%s", note),
+					 errdetail("The partition stays attached; its rows are purged one by one.")));
+			ttl_record_purge(cur->relid, 0, note);
+			continue;
+		}
+		if (one.retired)
+		{
+			retired++;
+			rows += one.candidate->items;
+		}
+		else
+			ereport(DEBUG1,
+					(errmsg("ttl kept partition %s of container %s: %s",
+							ttl_relation_display_name(one.candidate->leaf),
+							ttl_relation_display_name(cur->relid), one.kept)));
+	}
+	if (retired > 0)
+	{
+		ttl_record_retire(cur->relid, retired, rows);
+		/* the keyset walk may have stopped in a leaf that is gone */
+		cur->leaf = InvalidOid;
+		cur->lower_key = PG_INT64_MIN;
+	}
+	cur->retired_leaves += retired;
+	return retired;
+}
