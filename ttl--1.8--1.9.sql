@@ -69,58 +69,8 @@ GRANT SELECT ON ttl.purge_failures TO PUBLIC;
 -- (No join with ttl.registry: on a Citus node the failing rows are a
 -- shard's, which has no registry row.)  A dropped table or partition takes
 -- its failure records with it, as it takes its registry row, statistics,
--- indexes, holds and floors: ttl._on_sql_drop as in 1.8, plus those.
-CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    DELETE FROM ttl.registry r
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND r.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.purge_stats s
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND s.relid OPERATOR(pg_catalog.=) d.objid;
-    UPDATE ttl.registry r SET live_view = NULL
-      FROM pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND r.live_view::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.indexes x
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND x.relid::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.indexes x
-     USING pg_catalog.pg_event_trigger_dropped_objects() d, pg_catalog.pg_class t, pg_catalog.pg_namespace n
-     WHERE d.object_type OPERATOR(pg_catalog.=) 'index'
-       AND t.oid OPERATOR(pg_catalog.=) x.relid::pg_catalog.oid
-       AND n.oid OPERATOR(pg_catalog.=) t.relnamespace
-       AND n.nspname OPERATOR(pg_catalog.=) d.schema_name
-       AND x.index_name OPERATOR(pg_catalog.=) d.object_name;
-    DELETE FROM ttl.legal_hold h
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND h.container::pg_catalog.oid OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.legal_hold_floor f
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND f.container OPERATOR(pg_catalog.=) d.objid;
-    DELETE FROM ttl.purge_failure p
-     USING pg_catalog.pg_event_trigger_dropped_objects() d
-     WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-       AND d.objsubid OPERATOR(pg_catalog.=) 0
-       AND (p.relid OPERATOR(pg_catalog.=) d.objid OR p.leaf OPERATOR(pg_catalog.=) d.objid);
-END
-$$;
-REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
+-- indexes, holds and floors: ttl._on_sql_drop, defined once for this
+-- version in the retire section below (it also takes retirement records).
 
 -- ---------------------------------------------------------------------------
 -- section: rule 10 with one mechanism; the trigger-arguments codec
@@ -319,7 +269,8 @@ ALTER TABLE ttl.purge_stats
 ALTER TYPE ttl.preview_row ADD ATTRIBUTE leaves_due bigint;
 
 -- A dropped container takes its retirement history with it, as it takes
--- its registry row: ttl._on_sql_drop as in the first section, plus that.
+-- its registry row, and a dropped table or partition its failure records
+-- (first section): ttl._on_sql_drop as in 1.8, plus those.
 CREATE OR REPLACE FUNCTION ttl._on_sql_drop() RETURNS event_trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
