@@ -328,6 +328,16 @@ END
 $$;
 REVOKE ALL ON FUNCTION ttl._on_sql_drop() FROM PUBLIC;
 
+-- A leaf retired from a container with an archive goes into the archive
+-- (src/purge/retire_archive.c): 'attach' (attached to the partitioned
+-- archive as it is, still there under leaf) or 'copy' (its rows inserted
+-- into the archive, then dropped), whatever the retire mode.
+ALTER TABLE ttl.retired_leaf DROP CONSTRAINT retired_leaf_mode_check;
+ALTER TABLE ttl.retired_leaf ADD CONSTRAINT retired_leaf_mode_check
+    CHECK (mode OPERATOR(pg_catalog.=) ANY (ARRAY['drop', 'detach', 'attach', 'copy']::pg_catalog.text[]));
+COMMENT ON VIEW ttl.retired IS
+    'leaves retired whole by the purge (ttl.set_retire): dropped, detached and still there under leaf, attached to the container''s archive, or copied into it and dropped (mode)';
+
 -- ---------------------------------------------------------------------------
 -- section: what an operator sees (progress, windows, marking, metrics)
 -- ---------------------------------------------------------------------------

@@ -490,4 +490,16 @@ ttl_dshash_params(size_t key_size, size_t entry_size, int tranche_id)
 	ExecInitStoredGenerated((rri), (estate), CMD_INSERT)
 #endif
 
+/*
+ * ---- 16: build_attrmap_by_name takes missing_ok (false: a column of
+ * outdesc missing from indesc is an error, as before 16). ----
+ */
+#if PG_VERSION_NUM >= 160000
+#define ttl_build_attrmap_by_name(indesc, outdesc) \
+	build_attrmap_by_name((indesc), (outdesc), false)
+#else
+#define ttl_build_attrmap_by_name(indesc, outdesc) \
+	build_attrmap_by_name((indesc), (outdesc))
+#endif
+
 #endif							/* TTL_COMPAT_H */

@@ -267,6 +267,11 @@ extern const char *ttl_relation_obstacle(Relation rel);
 extern const char *ttl_retire_obstacle(Oid container, Oid leaf, const TtlContainer *policy);
 extern const char *ttl_retire_leaf_due(Oid leaf, const TtlContainer *policy, int64 now_seconds);
 
+/* retire_archive.c: a retired leaf into the container's archive */
+extern const char *ttl_retire_attach_misfit(Oid archive, Oid leaf);
+extern void ttl_retire_attach(Oid archive, Oid leaf, const char *bound);
+extern int64 ttl_retire_copy(Oid container, Oid archive, Oid leaf);
+
 /* purge_retire.c: the retire step of a batch or a ttl.purge() */
 extern int	ttl_retire_step(PurgeCursor *cur, bool *busy);
 extern bool ttl_retire_defers(Oid container, Oid leaf);

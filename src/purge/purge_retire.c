@@ -28,7 +28,13 @@
  *	4. DETACH PARTITION, then DROP TABLE (drop mode), as the container's
  *	   owner, in a subtransaction per leaf: a leaf that fails (a view on it,
  *	   say) stays attached and is purged by rows, with a WARNING and the
- *	   container's last_error.
+ *	   container's last_error.  A container with an archive locks and
+ *	   checks the archive as a row purge does (ttl_archive_check_fit, in
+ *	   step 3, under the same lock_timeout) and, whatever the mode, puts
+ *	   the detached leaf into it (retire_archive.c): ATTACH PARTITION when
+ *	   that reads no row (ShareUpdateExclusiveLock on the archive, already
+ *	   held), else its rows copied by the purge's INSERT and the leaf
+ *	   dropped; ttl.retired says which ('attach', 'copy').
  * The locks of step 3 are held until the transaction ends: the round
  * commits right after the step (its row batches come in the next turn),
  * ttl.purge() holds them until its caller commits.  The step never uses
@@ -60,6 +66,7 @@
 #include "base/sql_version.h"
 #include "base/subxact.h"
 #include "insight/stats.h"
+#include "purge/archive.h"
 #include "purge/mark.h"
 #include "purge/purge_internal.h"
 #include "registry/leaf_owner.h"
@@ -229,7 +236,7 @@ partition_bound_text(Oid leaf)
 }
 
 static void
-record_retired(Oid container, const char *leaf, TtlRetireMode mode, int64 items)
+record_retired(Oid container, const char *leaf, const char *mode, int64 items)
 {
 	Oid			argtypes[4] = {OIDOID, TEXTOID, TEXTOID, INT8OID};
 	Datum		values[4];
@@ -237,16 +244,70 @@ record_retired(Oid container, const char *leaf, TtlRetireMode mode, int64 items)
 
 	values[0] = ObjectIdGetDatum(container);
 	values[1] = CStringGetTextDatum(leaf);
-	values[2] = CStringGetTextDatum(ttl_retire_mode_name(mode));
+	values[2] = CStringGetTextDatum(mode);
 	values[3] = Int64GetDatum(items);
 	ttl_registry_execute("INSERT INTO ttl.retired_leaf (container, leaf, mode, retired_at, items)"
 						 " VALUES ($1::pg_catalog.regclass, $2, $3, ttl.now(), $4)",
 						 4, argtypes, values, NULL, &plan);
 }
 
+/* An ATTACH of a retired leaf to the archive, as a subtransaction's step. */
+typedef struct AttachOne
+{
+	Oid			archive;
+	Oid			leaf;
+	const char *bound;
+} AttachOne;
+
+static void
+attach_one(void *arg)
+{
+	AttachOne  *a = (AttachOne *) arg;
+
+	ttl_retire_attach(a->archive, a->leaf, a->bound);
+}
+
 /*
- * Steps 3 and 4 for one leaf: its parent's and its own lock (waiting at
- * most the step's lock_timeout), the check again, DETACH, DROP.
+ * Step 4 with an archive, the leaf detached: attached to the archive when
+ * that reads no row (retire_archive.c), else its rows copied there and the
+ * leaf dropped; the mode recorded ("attach", "copy").  An ATTACH that
+ * fails all the same is rolled back and the rows copied (a busy archive
+ * ends the step instead).
+ */
+static const char *
+archive_leaf(RetireOne *one, const char *bound)
+{
+	Oid			archive = one->policy->archive;
+	Oid			leaf = one->candidate->leaf;
+	const char *misfit = ttl_retire_attach_misfit(archive, leaf);
+
+	run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s",
+					 qualified_name(get_partition_parent(leaf, false)), qualified_name(leaf)));
+	if (misfit == NULL)
+	{
+		AttachOne	a = {archive, leaf, bound};
+		ErrorData  *edata = ttl_subxact_run(attach_one, &a, CurrentMemoryContext, false);
+
+		if (edata == NULL)
+			return "attach";
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		misfit = edata->message;
+	}
+	ereport(DEBUG1,
+			(errmsg("ttl copies partition %s of container %s into archive %s: %s",
+					ttl_relation_display_name(leaf),
+					ttl_relation_display_name(one->container),
+					ttl_relation_display_name(archive), misfit)));
+	one->candidate->items = ttl_retire_copy(one->container, archive, leaf);
+	run_ddl(psprintf("DROP TABLE %s", qualified_name(leaf)));
+	return "copy";
+}
+
+/*
+ * Steps 3 and 4 for one leaf: its parent's and its own lock (and the
+ * archive's, checked: ttl_archive_check_fit), waiting at most the step's
+ * lock_timeout, the check again, DETACH, DROP (or into the archive).
  */
 static void
 retire_one(void *arg)
@@ -256,6 +317,7 @@ retire_one(void *arg)
 	Oid			parent;
 	char	   *leaf_name;
 	char	   *bound;
+	const char *mode;
 	int			nestlevel = NewGUCNestLevel();
 
 	(void) set_config_option("lock_timeout", psprintf("%d", one->lock_timeout_ms),
@@ -263,6 +325,9 @@ retire_one(void *arg)
 	parent = get_partition_parent(leaf, false);
 	LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(leaf, AccessExclusiveLock);
+	/* the archive's tree, locked and checked as a row purge's (42501, 0A000, ...) */
+	if (OidIsValid(one->policy->archive))
+		(void) ttl_archive_check_fit(one->container, one->policy->archive, false);
 	AtEOXact_GUC(true, nestlevel);
 	/* still a partition of parent, with everything checked again */
 	if (!get_rel_relispartition(leaf) || get_partition_parent(leaf, true) != parent)
@@ -277,13 +342,18 @@ retire_one(void *arg)
 		return;
 	leaf_name = qualified_name(leaf);
 	bound = partition_bound_text(leaf);
-	run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s", qualified_name(parent), leaf_name));
-	if (one->policy->retire == TTL_RETIRE_DROP)
-		run_ddl(psprintf("DROP TABLE %s", leaf_name));
-	record_retired(one->container, leaf_name, one->policy->retire, one->candidate->items);
+	if (OidIsValid(one->policy->archive))
+		mode = archive_leaf(one, bound);
+	else
+	{
+		run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s", qualified_name(parent), leaf_name));
+		if (one->policy->retire == TTL_RETIRE_DROP)
+			run_ddl(psprintf("DROP TABLE %s", leaf_name));
+		mode = ttl_retire_mode_name(one->policy->retire);
+	}
+	record_retired(one->container, leaf_name, mode, one->candidate->items);
 	/* one message in the change stream for the whole leaf (mark.c) */
-	ttl_mark_retired(one->container, leaf_name, bound,
-					 ttl_retire_mode_name(one->policy->retire), one->candidate->items);
+	ttl_mark_retired(one->container, leaf_name, bound, mode, one->candidate->items);
 	one->retired = true;
 }
 

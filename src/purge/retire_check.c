@@ -32,8 +32,9 @@
  * container's on the leaf or above it (registry/leaf_owner.c); rows
  * recorded as failing (insight/purge_failures.c); a publication while
  * ttl.mark_purge_deletes is off (a subscriber would keep the rows: pgoutput
- * does not apply a dropped table, nor ttl's messages); an archive (its rows
- * must be archived); legal holds, unless a GIN index of the leaf answers
+ * does not apply a dropped table, nor ttl's messages); an archive that is
+ * missing or has another owner (a retired leaf goes into the archive:
+ * retire_archive.c); legal holds, unless a GIN index of the leaf answers
  * doc @> match, which is then probed for each hold.
  *
  * Locking: the caller holds the leaf (AccessShareLock for the look before
@@ -52,6 +53,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_publication.h"
@@ -140,6 +142,33 @@ holds_something(Oid leaf, const char *doc_column, const TtlLegalHolds *holds)
 }
 
 /*
+ * Whether archive exists and it and every table of its tree have the
+ * container's owner: a retired leaf goes into the archive as the
+ * container's owner (ATTACH needs to own both tables, the copy inserts
+ * with the owner's rights), so an archive of another role's keeps the
+ * leaf, whose rows the row purge then refuses to archive, recording why
+ * (archive.c).  The retire step checks the archive's whole fit again
+ * under its locks (ttl_archive_check_fit).
+ */
+static bool
+archive_owned_alike(Oid container, Oid archive)
+{
+	Oid			owner = ttl_table_owner(container);
+	ListCell   *lc;
+
+	if (get_rel_relkind(archive) == '\0' || ttl_table_owner(archive) != owner)
+		return false;
+	if (get_rel_relkind(archive) != RELKIND_PARTITIONED_TABLE)
+		return true;
+	/* unlocked: a partition dropped meanwhile is passed over */
+	foreach(lc, find_all_inheritors(archive, NoLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) != '\0' &&
+			ttl_table_owner(lfirst_oid(lc)) != owner)
+			return false;
+	return true;
+}
+
+/*
  * Why leaf of container must not be retired, whatever its items, or NULL.
  * The caller holds leaf locked and runs as the container's owner.
  */
@@ -156,8 +185,8 @@ ttl_retire_obstacle(Oid container, Oid leaf, const TtlContainer *policy)
 		return "it is not a plain table";
 	if (!ttl_leaf_owner_fits(container, leaf))
 		return "another role owns it or a partitioned table above it";
-	if (OidIsValid(policy->archive))
-		return "the container has an archive, which takes its rows one by one";
+	if (OidIsValid(policy->archive) && !archive_owned_alike(container, policy->archive))
+		return "the container's archive is missing or another role owns it or one of its partitions";
 	if (policy->append_only)
 		return "the container is append-only: its BRIN index cannot tell that every item has expired";
 	rel = table_open(leaf, NoLock);
