@@ -1,6 +1,6 @@
 # Containers on Citus distributed tables (issue 13): a coordinator and two
 # worker nodes on 127.0.0.1.  Enable and distribute in either order,
-# reference tables refused (0A000), the rules on the shards through the
+# reference tables refused (0A000), no partitions retired (0A000), the rules on the shards through the
 # coordinator (INSERT, multi-row INSERT, COPY, upsert, UPDATE), router and
 # multi-shard reads through <table>_live with the expiry filter in the shard
 # query and no leak to a cheap function on the workers, each worker node's
@@ -138,6 +138,43 @@ is($coord->safe_psql('postgres',
 		"SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'w1'::regclass"),
 	'0', '... and w1 stays a local table');
 $coord->safe_psql('postgres', q{SELECT ttl.disable('w1'); DROP TABLE w1});
+
+# a distributed container retires no partitions (1.9): its nodes purge its
+# shards by the policy the shards' triggers carry, which has no retire
+# mode; in either order, 'off' always allowed
+$coord->safe_psql('postgres', q{
+CREATE TABLE rp1 (id text NOT NULL, created_at timestamptz NOT NULL, doc jsonb NOT NULL)
+    PARTITION BY RANGE (created_at);
+CREATE TABLE rp1_a PARTITION OF rp1 FOR VALUES FROM ('2029-12-01') TO ('2029-12-02');
+SELECT ttl.enable('rp1', 60);
+SELECT create_distributed_table('rp1', 'id');
+});
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT ttl.set_retire('rp1', 'drop')");
+like($err, qr/0A000.*is a Citus distributed table: retiring partitions is not supported/s,
+	'set_retire on a distributed container: 0A000');
+is($coord->safe_psql('postgres', "SELECT retire FROM ttl.containers WHERE container = 'rp1'::regclass"),
+	'off', '... and nothing is written');
+is($coord->safe_psql('postgres', "SELECT ttl.set_retire('rp1', 'off')"), '',
+	"set_retire(..., 'off') on a distributed container is allowed");
+$coord->safe_psql('postgres', q{
+CREATE TABLE rp2 (id text NOT NULL, created_at timestamptz NOT NULL, doc jsonb NOT NULL)
+    PARTITION BY RANGE (created_at);
+CREATE TABLE rp2_a PARTITION OF rp2 FOR VALUES FROM ('2029-12-01') TO ('2029-12-02');
+SELECT ttl.enable('rp2', 60);
+SELECT ttl.set_retire('rp2', 'drop');
+});
+($rc, $out, $err) = $coord->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT create_distributed_table('rp2', 'id')");
+like($err, qr/0A000.*retires partitions and cannot be a Citus distributed table/s,
+	'create_distributed_table on a container that retires partitions: 0A000');
+is($coord->safe_psql('postgres',
+		"SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'rp2'::regclass"),
+	'0', '... and rp2 stays a local table');
+$coord->safe_psql('postgres', q{
+SELECT ttl.disable('rp1'); DROP TABLE rp1;
+SELECT ttl.disable('rp2'); DROP TABLE rp2;
+});
 
 # The policy is known on every node: ttl.live there reads the container's
 # default (3600: a document stamped at second 1 is expired), and follows
