@@ -18,8 +18,9 @@
  *	   the exactness probes with a fresh snapshot, and the rows of a due leaf
  *	   (its reltuples, or a count(*) when it was never counted);
  *	3. for each leaf the look found due: AccessExclusiveLock on its parent,
- *	   then on the leaf, which is what ALTER TABLE ... DETACH PARTITION
- *	   takes, waiting at most RETIRE_LOCK_TIMEOUT_MS (lock_timeout): a busy
+ *	   then on the leaf, then on the parent's default partition if it has
+ *	   one, which is what ALTER TABLE ... DETACH PARTITION takes, each
+ *	   waiting at most RETIRE_LOCK_TIMEOUT_MS (lock_timeout): a busy
  *	   container ends the step, and its rows wait for the next round.  Once
  *	   held, no writer of the leaf is left: the obstacles and the probes are
  *	   checked again with a fresh snapshot, which sees every write committed
@@ -341,6 +342,7 @@ retire_one(void *arg)
 	char	   *leaf_name;
 	char	   *bound;
 	const char *mode;
+	Oid			default_part;
 	int			nestlevel = NewGUCNestLevel();
 
 	(void) set_config_option("lock_timeout", psprintf("%d", one->lock_timeout_ms),
@@ -348,6 +350,15 @@ retire_one(void *arg)
 	parent = get_partition_parent(leaf, false);
 	LockRelationOid(parent, AccessExclusiveLock);
 	LockRelationOid(leaf, AccessExclusiveLock);
+	/*
+	 * DETACH locks the parent's default partition too (its constraint
+	 * changes); a reader of that partition alone holds no lock on the
+	 * parent, so without this the DETACH would wait for it with no bound,
+	 * the container's AccessExclusiveLock held
+	 */
+	default_part = get_default_partition_oid(parent);
+	if (OidIsValid(default_part))
+		LockRelationOid(default_part, AccessExclusiveLock);
 	/* the archive's tree, locked and checked as a row purge's (42501, 0A000, ...) */
 	if (OidIsValid(one->policy->archive))
 		(void) ttl_archive_check_fit(one->container, one->policy->archive, false);
