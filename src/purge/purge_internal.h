@@ -274,6 +274,7 @@ extern int64 ttl_retire_copy(Oid container, Oid archive, Oid leaf);
 
 /* purge_retire.c: the retire step of a batch or a ttl.purge() */
 extern int	ttl_retire_step(PurgeCursor *cur, bool *busy);
+extern int	ttl_retire_drop_pending(Oid container);
 extern bool ttl_retire_defers(Oid container, Oid leaf);
 extern void ttl_retire_forget(Oid container);
 

@@ -36,11 +36,16 @@
  *	   that reads no row (ShareUpdateExclusiveLock on the archive, already
  *	   held), else its rows copied by the purge's INSERT and the leaf
  *	   dropped; ttl.retired says which ('attach', 'copy').
+ *	5. in the round (the worker, CALL ttl.run_purge()), drop mode drops
+ *	   the detached leaf in the container's next turn, a transaction of its
+ *	   own (ttl_retire_drop_pending): a DROP's commit truncates and unlinks
+ *	   the leaf's files, and the step's transaction holds the container.
  * The locks of step 3 are held until the transaction ends: the round
- * commits right after the step (its row batches come in the next turn),
- * ttl.purge() holds them until its caller commits.  The step never uses
- * DETACH ... CONCURRENTLY, which cannot run in a function or a transaction
- * block.
+ * commits right after the step (its row batches come in the next turns),
+ * ttl.purge() holds them until its caller commits, and drops in it.  The
+ * step never uses DETACH ... CONCURRENTLY, which cannot run in a function
+ * or a transaction block, nor on a parent with a default partition
+ * (docs/retire.md says why not, in full).
  *
  * Runs as the container's owner (the caller became it), inside a
  * security-restricted operation with a pinned search_path; the records
@@ -154,6 +159,124 @@ ttl_retire_forget(Oid container)
 }
 
 /*
+ * Leaves the round's step detached in drop mode, whose DROP waits for the
+ * container's next turn (ttl_retire_drop_pending), as (container, leaf)
+ * pairs in TopMemoryContext.  Why not in the step's transaction: a DROP's
+ * commit truncates and unlinks the leaf's files, the filesystem's work
+ * (hundreds of milliseconds for a large leaf on slow storage), and the
+ * step's transaction holds the container's AccessExclusiveLock to its
+ * end; the DETACH commits first, the DROP then locks only the detached
+ * leaf, which no query of the container reaches any more.
+ */
+static List *drop_containers = NIL;
+static List *drop_leaves = NIL;
+
+static void run_ddl(const char *sql);
+static char *qualified_name(Oid relid);
+
+static void
+note_pending_drop(Oid container, Oid leaf)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+	drop_containers = lappend_oid(drop_containers, container);
+	drop_leaves = lappend_oid(drop_leaves, leaf);
+	MemoryContextSwitchTo(old);
+}
+
+/* One deferred DROP, as a subtransaction's step. */
+typedef struct DropOne
+{
+	Oid			container;
+	Oid			leaf;
+	bool		dropped;		/* out */
+} DropOne;
+
+static void
+drop_one(void *arg)
+{
+	DropOne    *d = (DropOne *) arg;
+	char	   *name;
+	Oid			argtypes[2] = {OIDOID, TEXTOID};
+	Datum		values[2];
+	static SPIPlanPtr plan = NULL;
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("lock_timeout", psprintf("%d", RETIRE_LOCK_TIMEOUT_MS),
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	LockRelationOid(d->leaf, AccessExclusiveLock);
+	AtEOXact_GUC(true, nestlevel);
+	/* still the table the step detached (not dropped or attached meanwhile) */
+	if (get_rel_relkind(d->leaf) != RELKIND_RELATION || get_rel_relispartition(d->leaf))
+		return;
+	name = qualified_name(d->leaf);
+	run_ddl(psprintf("DROP TABLE %s", name));
+	values[0] = ObjectIdGetDatum(d->container);
+	values[1] = CStringGetTextDatum(name);
+	ttl_registry_execute("UPDATE ttl.retired_leaf SET mode = 'drop'"
+						 " WHERE container OPERATOR(pg_catalog.=) $1::pg_catalog.regclass"
+						 " AND leaf OPERATOR(pg_catalog.=) $2 AND mode OPERATOR(pg_catalog.=) 'detach'",
+						 2, argtypes, values, NULL, &plan);
+	d->dropped = true;
+}
+
+/*
+ * The container's deferred DROPs (see note_pending_drop), run by the
+ * round's next turn of the container as its owner, each in a
+ * subtransaction under the step's short lock_timeout; ttl.retired then
+ * says 'drop'.  A leaf that cannot be dropped (a view of yours on it, a
+ * session reading it) stays, recorded as detached, with a WARNING and the
+ * container's last_error.  How many it tried: when any, this is the turn's
+ * whole transaction.
+ */
+int
+ttl_retire_drop_pending(Oid container)
+{
+	List	   *containers = NIL;
+	List	   *leaves = NIL;
+	ListCell   *c;
+	ListCell   *l;
+	int			tried = 0;
+	MemoryContext old;
+
+	if (drop_leaves == NIL)
+		return 0;
+	forboth(c, drop_containers, l, drop_leaves)
+	{
+		DropOne		d = {container, lfirst_oid(l), false};
+		ErrorData  *edata;
+
+		if (lfirst_oid(c) != container)
+		{
+			containers = lappend_oid(containers, lfirst_oid(c));
+			leaves = lappend_oid(leaves, lfirst_oid(l));
+			continue;
+		}
+		tried++;
+		edata = ttl_subxact_run(drop_one, &d, CurrentMemoryContext, false);
+		if (edata != NULL)
+		{
+			char	   *note = psprintf("could not drop retired partition %s of container %s: %s",
+										get_rel_name(d.leaf) ? ttl_relation_display_name(d.leaf) : "?",
+										ttl_relation_display_name(container), edata->message);
+
+			ereport(WARNING,
+					(errcode(edata->sqlerrcode),
+					 errmsg("%s", note),
+					 errdetail("The partition was detached; it stays, recorded in ttl.retired as detached.")));
+			ttl_record_purge(container, 0, note);
+		}
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	list_free(drop_containers);
+	list_free(drop_leaves);
+	drop_containers = list_copy(containers);
+	drop_leaves = list_copy(leaves);
+	MemoryContextSwitchTo(old);
+	return tried;
+}
+
+/*
  * ttl_retire_leaf_due, its time told at DEBUG1 (the exactness test reads
  * the leaf's purge index, not the leaf: bench row 17d reads this line).
  */
@@ -190,7 +313,9 @@ typedef struct RetireOne
 	int64		now_seconds;
 	Candidate  *candidate;
 	int			lock_timeout_ms;
+	bool		defer_drop;		/* drop mode: DETACH only, DROP in a later transaction */
 	bool		retired;		/* out */
+	bool		to_drop;		/* out: detached, its DROP deferred */
 	const char *kept;			/* out: why the check under the lock kept it */
 } RetireOne;
 
@@ -381,11 +506,18 @@ retire_one(void *arg)
 	else
 	{
 		run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s", qualified_name(parent), leaf_name));
-		if (one->policy->retire == TTL_RETIRE_DROP)
-			run_ddl(psprintf("DROP TABLE %s", leaf_name));
 		mode = ttl_retire_mode_name(one->policy->retire);
+		if (one->policy->retire == TTL_RETIRE_DROP && one->defer_drop)
+		{
+			/* recorded as detached until ttl_retire_drop_pending drops it */
+			one->to_drop = true;
+			record_retired(one->container, leaf_name, "detach", one->candidate->items);
+		}
+		else if (one->policy->retire == TTL_RETIRE_DROP)
+			run_ddl(psprintf("DROP TABLE %s", leaf_name));
 	}
-	record_retired(one->container, leaf_name, mode, one->candidate->items);
+	if (!one->to_drop)
+		record_retired(one->container, leaf_name, mode, one->candidate->items);
 	/* one message in the change stream for the whole leaf (mark.c) */
 	ttl_mark_retired(one->container, leaf_name, bound, mode, one->candidate->items);
 	one->retired = true;
@@ -471,7 +603,7 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 	foreach(lc, candidates)
 	{
 		RetireOne	one = {cur->relid, &policy, cur->now_seconds, lfirst(lc),
-		RETIRE_LOCK_TIMEOUT_MS, false, NULL};
+			RETIRE_LOCK_TIMEOUT_MS, cur->honour_pause, false, false, NULL};
 		ErrorData  *edata;
 
 		/* ttl.purge(), which does not honour a pause: the caller's wait */
@@ -503,6 +635,8 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 		{
 			retired++;
 			rows += one.candidate->items;
+			if (one.to_drop)
+				note_pending_drop(cur->relid, one.candidate->leaf);
 		}
 		else
 			ereport(DEBUG1,

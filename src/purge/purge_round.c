@@ -283,6 +283,14 @@ owner_batch(void *arg)
 			return;
 		}
 	}
+	/* the leaves the step detached in drop mode: dropped in a turn of their own */
+	if (ttl_retire_drop_pending(cur->relid) > 0)
+	{
+		ttl_statement_bound_disarm();
+		CHECK_FOR_INTERRUPTS();
+		ttl_restore_user(&ctx);
+		return;
+	}
 	deleted = ttl_purge_batch_immediate(cur, ttl_batch_size);
 	ttl_statement_bound_disarm();
 	/* a timeout that fired just now is this batch's, not the round's */
