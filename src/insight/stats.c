@@ -203,8 +203,11 @@ open_key_btree(Relation leaf, const char *doc_column)
 
 	foreach(lc, RelationGetIndexList(leaf))
 	{
-		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Relation	index;
 
+		if (!ttl_index_has_expressions(lfirst_oid(lc)))
+			continue;			/* not a purge index: not opened */
+		index = index_open(lfirst_oid(lc), AccessShareLock);
 		if (index->rd_rel->relam == BTREE_AM_OID &&
 			ttl_purge_index_kind(index, attno) == TTL_INDEX_KEY)
 			return index;
