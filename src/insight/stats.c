@@ -1,9 +1,13 @@
 /*
  * stats.c
  *		The purge backlog of a container: ttl.backlog(regclass) and
- *		ttl._backlog(regclass), the latter read by the view ttl.stats, and
- *		ttl._monitor_backlog(regclass) (1.9), read by ttl.container_metrics
- *		for monitoring roles without table rights; and
+ *		ttl._backlog(regclass) (ttl.stats up to 1.8), each key range walked
+ *		up to 1,000,000 rows; ttl._stats_backlog(regclass) (1.9), read by
+ *		the view ttl.stats, and ttl._monitor_backlog(regclass) (1.9), read
+ *		by ttl.container_metrics for monitoring roles without table rights,
+ *		both counting up to 1,000 rows per container and saying when they
+ *		stopped there (capped), so that a view over every container costs
+ *		per container a few index pages, not its backlog; and
  *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
  *		(as the extension's owner, ttl_registry_execute), and with it the
  *		replacement deletes of rule 10 pending in ttl.purge_stats_pending.
@@ -23,6 +27,11 @@
  * In ttl.stats, an error while computing one container's backlog gives
  * NULLs and a WARNING rather than failing the whole view.  A container with
  * a deadline property (rule 9) has a third walk, over its deadline index.
+ * Where a walk reads no row (a btree purge index, no legal hold, no failing
+ * row, no row-level security on the leaf), it is no query: the btree is
+ * counted in C as an index-only scan counts (index_count.c), so nothing is
+ * planned and nothing of the owner's runs.  The oldest due item is always
+ * exact: the first key of each range, by a probe of its own.
  *
  * Locking: AccessShareLock on the table, taken after the privilege check
  * and held to the end of the transaction, as a SELECT would; existence is
