@@ -67,6 +67,7 @@
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
 #include "stamp/replace.h"
+#include "stamp/replace_floor.h"
 
 PG_MODULE_MAGIC;
 
@@ -205,6 +206,7 @@ ttl_shmem_request(void)
 	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
 	ttl_progress_shmem_request();
+	ttl_floor_shmem_request();
 }
 
 static void
@@ -216,6 +218,7 @@ ttl_shmem_startup(void)
 	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
 	ttl_progress_shmem_startup();
+	ttl_floor_shmem_startup();
 }
 
 /*
@@ -248,6 +251,8 @@ _PG_init(void)
 	CacheRegisterSyscacheCallback(EXTENSIONOID, ttl_sql_version_forget, (Datum) 0);
 	RegisterXactCallback(ttl_replace_xact_callback, NULL);
 	RegisterXactCallback(ttl_mark_xact_callback, NULL);
+	/* a policy change resets rule 10's floors (before it commits) */
+	ttl_policy_change_hook = ttl_floor_reset_container;
 	RegisterSubXactCallback(ttl_replace_subxact_callback, NULL);
 
 	prev_planner = planner_hook;

@@ -463,7 +463,16 @@ ttl_lock_container(Oid relid)
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	/*
+	 * Rule 10's floors of its leaves are unknown from now on (before the
+	 * change commits; a recompute holds the replace lock, which waits).
+	 */
+	if (ttl_policy_change_hook != NULL)
+		ttl_policy_change_hook(relid);
 }
+
+/* ttl.c sets it: rule 10's floors reset (stamp/replace_floor.c). */
+void		(*ttl_policy_change_hook) (Oid relid) = NULL;
 
 /*
  * Wait for, and hold until commit, the container's replace lock as a
@@ -480,6 +489,27 @@ ttl_lock_container_for_replace(Oid relid)
 	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
 	if (LockAcquire(&tag, RowExclusiveLock, false, false) != LOCKACQUIRE_ALREADY_CLEAR)
 		AcceptInvalidationMessages();
+}
+
+/*
+ * The container's replace lock as a writer, until commit, if no policy
+ * change holds it: for a recompute of rule 10's floor, which must read the
+ * policy committed now (invalidations processed when the lock is new).
+ */
+bool
+ttl_try_lock_container_for_replace(Oid relid)
+{
+	LOCKTAG		tag;
+	LockAcquireResult r;
+
+	container_lock_tag(&tag, relid);
+	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
+	r = LockAcquire(&tag, RowExclusiveLock, false, true);
+	if (r == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	if (r != LOCKACQUIRE_ALREADY_CLEAR)
+		AcceptInvalidationMessages();
+	return true;
 }
 
 /* Take the container's lock until commit if nobody holds it. */

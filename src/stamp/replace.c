@@ -83,7 +83,9 @@
 #include "registry/trigger_args.h"
 #include "stamp/replace.h"
 #include "stamp/replace_holder.h"
+#include "stamp/replace_floor.h"
 #include "stamp/replace_leaf.h"
+#include "stamp/replace_raise.h"
 #include "stamp/replace_running.h"
 
 /* The statement's state: written here only. */
@@ -98,6 +100,7 @@ struct TtlReplaceState
 	int64		now_seconds;
 	AttrNumber	doc_attnum;
 	LeafInfo   *leaf;
+	TtlFloorSlot *floor;		/* the leaf's due floor, or NULL (replace_floor.c) */
 	TupleTableSlot *new_slot;	/* the row being written */
 	TupleTableSlot *holder_slot;	/* a row holding its key */
 };
@@ -110,7 +113,11 @@ ttl_replace_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		/* its rows are in the indexes (or dead): no longer in flight */
+		ttl_floor_xact_end();
 		ttl_leaf_free_retired();
+	}
 }
 
 /* A subxact callback (ttl.c registers it). */
@@ -134,6 +141,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	LeafInfo   *leaf;
 	MemoryContext old;
 	TtlTriggerArgs args;
+	bool		first = false;
 
 	state->doc_attnum = doc_attnum;
 	/*
@@ -161,16 +169,50 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 		strlcpy(state->policy.deadline_property, args.deadline_property,
 				sizeof(state->policy.deadline_property));
 	}
-	/* the container of the leaf: the first of its ancestors the registry knows */
-	else if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
-		return state;
+	else
+	{
+		/*
+		 * The leaf's floor: this transaction counts in flight there before
+		 * it reads the policy, whatever the policy says (replace_floor.c).
+		 */
+		if (!leaf->floor_looked)
+		{
+			leaf->floor = ttl_floor_slot(RelationGetRelid(rel));
+			leaf->floor_looked = true;
+		}
+		if (leaf->floor != NULL)
+			first = ttl_floor_enter(leaf->floor);
+		/* the container of the leaf: the first of its ancestors the registry knows */
+		if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
+			return state;
+	}
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
 	if (state->policy.default_is_null || !state->policy.replace_expired ||
 		leaf->nindexes == 0)
 		return state;
-	state->leaf = leaf;
 	state->now_seconds = ttl_current_unix_seconds();
+	if (!state->from_trigger && leaf->floor != NULL)
+	{
+		uint64		word;
+
+		/*
+		 * Alone on a floor unknown or passed: recompute it, under the
+		 * replace lock (no policy change in progress) and the policy read
+		 * again after it (replace_raise.c).
+		 */
+		if (first && ttl_floor_may_raise(leaf->floor, state->now_seconds, &word) &&
+			ttl_try_lock_container_for_replace(state->container))
+		{
+			if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy) ||
+				state->policy.default_is_null || !state->policy.replace_expired)
+				return state;
+			state->container = state->policy.relid;
+			(void) ttl_floor_raise(leaf->floor, word, rel, &state->policy, doc_attnum);
+		}
+		state->floor = leaf->floor;
+	}
+	state->leaf = leaf;
 	/* the slots are the statement's: nothing kept holds a buffer pin */
 	old = MemoryContextSwitchTo(mcxt);
 	state->new_slot = MakeSingleTupleTableSlot(leaf->desc, &TTSOpsHeapTuple);
@@ -302,6 +344,23 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		*statep = state = build_state(mcxt, trigdata, doc_attnum);
 	if (!state->active)
 		return;
+	if (state->floor != NULL)
+	{
+		bool		isnull;
+		Datum		doc = heap_getattr(newtuple, doc_attnum, RelationGetDescr(rel), &isnull);
+		int64		expiry;
+
+		/* the floor lowered to this row's expiry before it can be indexed */
+		if (!isnull &&
+			ttl_datum_expiry_with_deadline(doc, false, state->policy.default_ttl,
+										   TTL_HAS_DEADLINE(&state->policy) ?
+										   state->policy.deadline_property : NULL,
+										   &expiry))
+			ttl_floor_lower(state->floor, expiry);
+		/* nothing of the leaf can be expired now: no probe */
+		if (ttl_floor_skips(state->floor, state->now_seconds))
+			return;
+	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		self = &trigdata->tg_trigtuple->t_self;
 	econtext = GetPerTupleExprContext(state->leaf->estate);

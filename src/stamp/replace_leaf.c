@@ -26,6 +26,7 @@
 
 #include "base/compat.h"
 #include "stamp/replace.h"
+#include "stamp/replace_floor.h"
 #include "stamp/replace_leaf.h"
 
 /* ---- the leaf's cache ---- */
@@ -69,6 +70,9 @@ ttl_replace_invalidate(Datum arg, Oid relid)
 {
 	LeafEntry  *entry;
 
+	/* rule 10's floor of the leaf is unknown from now on (replace_floor.c) */
+	if (relid != InvalidOid)
+		ttl_floor_reset(relid);
 	if (leaf_cache == NULL)
 		return;
 	if (relid != InvalidOid)
