@@ -22,13 +22,14 @@
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
  *                       wait -> guard: events -> purge: the purges'
- *                       progress slots (rule 10 has none; without the
- *                       preload, 17+ takes the slots from the DSM
- *                       registry at run time)
+ *                       progress slots (without the preload, 17+
+ *                       takes the slots from the DSM registry at run
+ *                       time) -> stamp: rule 10's due floors
  *   callbacks           relcache: registry (cached policies), stamp (rule
  *                       10's cached leaves), purge (archive fits); syscache
  *                       EXTENSIONOID: base (the installed SQL version); xact:
- *                       stamp (rule 10's statements, retired leaves), purge (a marking round's
+ *                       stamp (rule 10's statements, retired leaves, the
+ *                       floors' writers in flight), purge (a marking round's
  *                       origin given back at abort), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
  *   policy door         registry/policy.c <- citus (ttl_citus_ops): the

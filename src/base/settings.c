@@ -318,7 +318,7 @@ ttl_define_settings(void)
 							NULL, NULL, NULL);
 
 	/*
-	 * A test's hook into rule 10's floor (stamp/replace_raise.c): a
+	 * A test's hook into rule 10's floor (stamp/replace_floor.c): a
 	 * recompute of a leaf's floor first takes and releases this advisory
 	 * lock (shared, bigint key), so an isolation spec can hold it there
 	 * between its look at the writers in flight and its index reads.  0:

@@ -492,12 +492,15 @@ ttl_lock_container_for_replace(Oid relid)
 }
 
 /*
- * The container's replace lock as a writer, until commit, if no policy
- * change holds it: for a recompute of rule 10's floor, which must read the
- * policy committed now (invalidations processed when the lock is new).
+ * The container's replace lock as a writer if no policy change holds it:
+ * for a recompute of rule 10's floor, which must read the policy committed
+ * now (invalidations processed when the lock is new); *was_held: this
+ * transaction held it already.  ttl_unlock_container_for_replace gives it
+ * back (unless it was held): a recompute does not make a policy change
+ * wait for the rest of its transaction.
  */
 bool
-ttl_try_lock_container_for_replace(Oid relid)
+ttl_try_lock_container_for_replace(Oid relid, bool *was_held)
 {
 	LOCKTAG		tag;
 	LockAcquireResult r;
@@ -505,11 +508,22 @@ ttl_try_lock_container_for_replace(Oid relid)
 	container_lock_tag(&tag, relid);
 	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
 	r = LockAcquire(&tag, RowExclusiveLock, false, true);
+	*was_held = r == LOCKACQUIRE_ALREADY_HELD || r == LOCKACQUIRE_ALREADY_CLEAR;
 	if (r == LOCKACQUIRE_NOT_AVAIL)
 		return false;
-	if (r != LOCKACQUIRE_ALREADY_CLEAR)
+	if (!*was_held)
 		AcceptInvalidationMessages();
 	return true;
+}
+
+void
+ttl_unlock_container_for_replace(Oid relid)
+{
+	LOCKTAG		tag;
+
+	container_lock_tag(&tag, relid);
+	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
+	LockRelease(&tag, RowExclusiveLock, false);
 }
 
 /* Take the container's lock until commit if nobody holds it. */

@@ -19,43 +19,28 @@
  *		one (ddl/ddl_triggers.c refuses one), so nothing changes the row
  *		after it is judged.
  *
- * Exact by construction: every row probes every unique index it has a key
- * in, so every holder that is in the index when the row is checked is
- * judged by the rules.  Nothing is remembered between rows, statements or
- * backends (no floor, no look, no shared memory): there is nothing to keep
- * up to date, and nothing one database could disturb in another.  What is
- * left is the race that core's own check has before the insertion: a
- * holder that reaches the index after this row's probe and before the
- * row's own insertion is not seen here; the unique check then waits for
- * it and raises 23505 (ON CONFLICT handles it) as for any concurrent
- * writer of the key (src/stamp/README.md).
+ * Exact: every row probes every unique index it has a key in, unless its
+ * leaf's due floor (replace_floor.c, read at every row) says nothing of
+ * the leaf can be expired at the statement's time, so every holder that
+ * is in the index when the row is checked is judged by the rules.  What
+ * is left is the race core's own check has before the insertion: a holder
+ * that reaches the index after this row's check and before the row's own
+ * insertion (src/stamp/README.md).
  *
  * The probe is core's (check_exclusion_or_unique_constraint in
  * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
- * predicate first) looked up in the index with a dirty snapshot.  A holder
- * whose inserting or deleting transaction is in progress is waited for,
- * then looked up again; so is a speculative insertion.  A holder that is
- * not expired is left to the unique check (23505, ON CONFLICT), as before.
- * An UPDATE never looks at its own old row.  Cost: one more descent of
- * each unique index per row, about 10,000 instructions on a text key
- * (src/stamp/README.md; bench row 14, docs/benchmarks.md).  Where keys
- * are never written twice, ttl.set_replace_expired(container, false)
- * turns rule 10 off (the registry's replace_expired).
- *
- * Files, one phase each: replace.c (this: the statement's state, the only
- * one, and the probe of one row), replace_leaf.c (the leaf's cache),
- * replace_holder.c (an expired holder replaced, or why not),
- * replace_running.c (the statements running, their ON CONFLICT).
+ * predicate first) looked up with a dirty snapshot; a holder whose writer
+ * is in progress (or a speculative insertion) is waited for, then looked
+ * up again; a live holder is left to the unique check (23505, ON
+ * CONFLICT); an UPDATE never looks at its own old row.
  *
  * Per statement (the trigger's FmgrInfo lives as long as the statement's
- * result relation, one per leaf partition): the container's policy as
- * cached (registry.c; pending invalidations processed first, so a
- * prepared statement re-run in a transaction that holds its locks sees a
- * change committed meanwhile) or carried by a Citus shard's trigger, and
- * two slots.  Nothing is probed for a container whose default is NULL
- * (nothing is expired there) or whose setting is off, nor in a database
- * whose extension SQL is older than 1.7 (the library serves it unchanged:
- * rule 10 takes effect with ALTER EXTENSION ttl UPDATE: base/sql_version.c).
+ * result relation, one per leaf): the container's policy as cached
+ * (invalidations processed first: a prepared statement re-run in a
+ * transaction that holds its locks sees a change committed meanwhile) or
+ * carried by a Citus shard's trigger, the leaf's floor and two slots.
+ * Nothing is probed where the default is NULL, rule 10 is off
+ * (ttl.set_replace_expired) or the SQL is older than 1.7.
  *
  * Locking: the probe reads the indexes the statement has opened
  * (RowExclusiveLock) without locking them again; a busy holder's writer is
@@ -85,7 +70,6 @@
 #include "stamp/replace_holder.h"
 #include "stamp/replace_floor.h"
 #include "stamp/replace_leaf.h"
-#include "stamp/replace_raise.h"
 #include "stamp/replace_running.h"
 
 /* The statement's state: written here only. */
@@ -177,7 +161,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 		 */
 		if (!leaf->floor_looked)
 		{
-			leaf->floor = ttl_floor_slot(RelationGetRelid(rel));
+			leaf->floor = ttl_floor_slot(RelationGetRelid(rel), true);
 			leaf->floor_looked = true;
 		}
 		if (leaf->floor != NULL)
@@ -195,20 +179,28 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	if (!state->from_trigger && leaf->floor != NULL)
 	{
 		uint64		word;
+		bool		was_held;
+		Oid			locked = state->container;
 
 		/*
 		 * Alone on a floor unknown or passed: recompute it, under the
 		 * replace lock (no policy change in progress) and the policy read
-		 * again after it (replace_raise.c).
+		 * again after it (replace_floor.c).
 		 */
 		if (first && ttl_floor_may_raise(leaf->floor, state->now_seconds, &word) &&
-			ttl_try_lock_container_for_replace(state->container))
+			ttl_try_lock_container_for_replace(locked, &was_held))
 		{
-			if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy) ||
-				state->policy.default_is_null || !state->policy.replace_expired)
+			bool		on = ttl_policy_of_partition(leaf->ancestors, leaf->nancestors,
+													 &state->policy) &&
+				!state->policy.default_is_null && state->policy.replace_expired;
+
+			if (on)
+				(void) ttl_floor_raise(leaf->floor, word, rel, &state->policy, doc_attnum);
+			if (!was_held)
+				ttl_unlock_container_for_replace(locked);
+			if (!on)
 				return state;
 			state->container = state->policy.relid;
-			(void) ttl_floor_raise(leaf->floor, word, rel, &state->policy, doc_attnum);
 		}
 		state->floor = leaf->floor;
 	}

@@ -1,49 +1,40 @@
 /*
  * replace_floor.c
- *		Rule 10's due floor: per leaf (a container's table or partition) of
- *		one database, in shared memory, a time T such that no item of the
- *		leaf that is in its indexes, or being written by a transaction
- *		still in flight, can be expired (rules 5 and 9) at a statement time
- *		before T.  A row whose statement time ttl.now() is before the floor
- *		skips the probe (replace.c reads it at every row); any other row
- *		probes.  0 is "unknown": every row probes.  The only shared
- *		structure of rule 10 (ttl.c requests it, with the preload only;
- *		without it every row probes).
+ *		Rule 10's due floor: per leaf of one database, in shared memory (the
+ *		only shared structure of rule 10; with the preload only), a time T
+ *		such that no item of the leaf that is indexed, or being written by a
+ *		transaction in flight, can be expired at a statement time before T.
+ *		replace.c reads it at every row: a row before T skips the probe.
+ *		0 is unknown (every row probes).  src/stamp/README.md draws it.
  *
- * Lowering: a writer lowers the floor to a row's expiry (atomic min)
- * before the row can reach an index (replace.c, in the stamp trigger),
- * and its transaction is counted in flight in the leaf's slot from its
- * statement's first row (before the statement reads the policy) until
- * its top-level transaction ends (ttl_floor_xact_end, the xact callback).
- * An expiry already past (an old _ts, a deadline past) lowers it the same.
+ * Lowered by every writer to its row's expiry (atomic min) before the row
+ * can be indexed; the writer's transaction counts in flight in the slot
+ * from its statement's first row (before the policy is read) to its end.
+ * Raised only by a recompute published against the word
+ * read before the in-flight count was found to be the recomputing
+ * transaction alone: the word packs the floor with a generation that every
+ * entry and every reset bumps, so a writer that began meanwhile, or a
+ * reset, makes the compare-and-swap fail.  Reset by a relcache
+ * invalidation of the leaf (every backend) and by a policy change of its
+ * container (before it commits), in this database only.
  *
- * Raising (the only way up, ttl_floor_publish): the floor is recomputed
- * from the leaf's purge and deadline indexes (replace_raise.c) by a
- * writer's statement at its first row when it is alone (nobody else in
- * flight, this transaction's first statement on the leaf) and the floor
- * is unknown or passed (at most once a second per leaf: next_try).  The
- * word packs the floor with a generation that every entry into flight and
- * every reset bumps; the recompute publishes with a compare-and-swap of
- * the word it read before it checked that nobody was in flight, so a
- * writer that began meanwhile (its row perhaps not indexed yet) or a
- * reset makes the publication fail: a lowering is never erased.
+ * The recompute (ttl_floor_raise): the earliest expiry any row of the leaf
+ * can have under the policy, from the first row of each range of the
+ * purge index (inherited items by _ts, own-ttl items by expiry) and of the
+ * deadline index, read with a dirty snapshot (rows being written count,
+ * rows whose delete committed do not).  A leaf without a btree purge index
+ * (BRIN, none, 1.0-1.2's two), or with a deadline property and no deadline
+ * index, gets a floor only while it has no page.  Not in a database a
+ * subscription writes into (its apply worker's rows fire no trigger).  The
+ * caller (replace.c) holds the container's replace lock, taken without
+ * waiting, and read the policy after it; indexes: AccessShareLock.
  *
- * Resets (to unknown, generation bumped): every relcache invalidation of
- * the leaf, in every backend that processes it (a trigger enabled or
- * disabled, an index made or dropped, ATTACH / DETACH, the relation made
- * with a reused OID, VACUUM), and every policy change of its container
- * (ttl_floor_reset_container, from registry.c's ttl_lock_container, so
- * before the change commits, under its ExclusiveLock; a recompute holds
- * the replace lock, which conflicts).  In this database only: another
- * database's floors, probes and skips are never touched.
- *
- * Slots: FLOOR_SLOTS, claimed for a (database, leaf) with a
- * compare-and-swap within a window of FLOOR_WINDOW slots from its hash,
- * and never given back until a restart: a slot never changes owner, so
- * a backend keeps its address (replace_leaf.c) and a leaf that finds no
- * free slot in its window never gets one (it probes every row), which is
- * what makes a writer without a slot safe.  No lock: every field is an
- * atomic, no loop over slots is made on the write path beyond the window.
+ * Slots: claimed for a (database, leaf) by compare-and-swap within a
+ * window of FLOOR_WINDOW from its hash and never given back until a
+ * restart, so a slot never changes owner and a leaf that finds its window
+ * full never gets one (it probes every row; a writer without a slot is
+ * therefore safe).  No lock: atomics only, no loop over more slots than a
+ * window on the write path.
  */
 #include "postgres.h"
 
@@ -60,7 +51,24 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_subscription.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
+#include "base/compat.h"
+#include "base/settings.h"
+#include "document/deadline.h"
+#include "document/document.h"
+#include "document/purge_key.h"
 #include "stamp/replace_floor.h"
 
 #define FLOOR_SLOTS		16384	/* a power of two: 40 bytes each, 640 kB */
@@ -83,9 +91,7 @@ struct TtlFloorSlot
 static TtlFloorSlot *slots = NULL;
 
 /* The slots this backend's transaction counts itself in flight in. */
-static TtlFloorSlot **held = NULL;
-static int	nheld = 0;
-static int	held_size = 0;
+static List *held = NIL;		/* in TopMemoryContext */
 
 #define WORD_FLOOR(w)	((int64) ((w) >> GEN_BITS))
 
@@ -120,17 +126,11 @@ ttl_floor_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-static inline uint64
-slot_id(Oid relid)
-{
-	return ((uint64) MyDatabaseId << 32) | (uint64) relid;
-}
-
 /* The slot of (this database, relid), claimed if create; NULL: none. */
-static TtlFloorSlot *
-find_slot(Oid relid, bool create)
+TtlFloorSlot *
+ttl_floor_slot(Oid relid, bool create)
 {
-	uint64		id = slot_id(relid);
+	uint64		id = ((uint64) MyDatabaseId << 32) | (uint64) relid;
 	uint32		start;
 	int			i;
 
@@ -154,13 +154,6 @@ find_slot(Oid relid, bool create)
 	return NULL;
 }
 
-/* The leaf's slot in this database, claimed at first use; NULL: none. */
-TtlFloorSlot *
-ttl_floor_slot(Oid relid)
-{
-	return find_slot(relid, true);
-}
-
 /* The word with the generation bumped and the floor set to floor. */
 static inline uint64
 next_word(uint64 word, int64 floor)
@@ -178,21 +171,13 @@ bool
 ttl_floor_enter(TtlFloorSlot *slot)
 {
 	uint64		word;
-	int			i;
+	MemoryContext old;
 
-	for (i = 0; i < nheld; i++)
-	{
-		if (held[i] == slot)
-			return false;
-	}
-	if (nheld == held_size)
-	{
-		held_size = held_size == 0 ? 8 : held_size * 2;
-		held = held == NULL ?
-			MemoryContextAlloc(TopMemoryContext, sizeof(TtlFloorSlot *) * held_size) :
-			repalloc(held, sizeof(TtlFloorSlot *) * held_size);
-	}
-	held[nheld++] = slot;
+	if (list_member_ptr(held, slot))
+		return false;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	held = lappend(held, slot);
+	MemoryContextSwitchTo(old);
 	/* in flight first, then the generation (see ttl_floor_may_raise) */
 	pg_atomic_fetch_add_u32(&slot->in_flight, 1);
 	word = pg_atomic_read_u64(&slot->word);
@@ -282,7 +267,7 @@ ttl_floor_skips(TtlFloorSlot *slot, int64 now_seconds)
 void
 ttl_floor_reset(Oid relid)
 {
-	TtlFloorSlot *slot = find_slot(relid, false);
+	TtlFloorSlot *slot = ttl_floor_slot(relid, false);
 	uint64		word;
 
 	if (slot == NULL)
@@ -315,11 +300,150 @@ ttl_floor_reset_container(Oid container)
 void
 ttl_floor_xact_end(void)
 {
-	int			i;
+	ListCell   *lc;
 
-	for (i = 0; i < nheld; i++)
-		pg_atomic_fetch_sub_u32(&held[i]->in_flight, 1);
-	nheld = 0;
+	foreach(lc, held)
+		pg_atomic_fetch_sub_u32(&((TtlFloorSlot *) lfirst(lc))->in_flight, 1);
+	list_free(held);
+	held = NIL;
+}
+
+/* Whether a subscription writes into this database (see the header). */
+static bool
+subscribed(void)
+{
+	Relation	catalog = table_open(SubscriptionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&key, Anum_pg_subscription_subdbid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(MyDatabaseId));
+	scan = systable_beginscan(catalog, InvalidOid, false, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(catalog, AccessShareLock);
+	return found;
+}
+
+/*
+ * The first row of [low, high] of the index that is there for a dirty
+ * snapshot, into slot; false when none.
+ */
+static bool
+first_row(Relation rel, Relation index, int64 low, int64 high, TupleTableSlot *slot)
+{
+	ScanKeyData keys[2];
+	SnapshotData dirty;
+	IndexScanDesc scan;
+	bool		found;
+
+	ScanKeyInit(&keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(low));
+	ScanKeyInit(&keys[1], 1, BTLessEqualStrategyNumber, F_INT8LE, Int64GetDatum(high));
+	InitDirtySnapshot(dirty);
+	scan = ttl_index_beginscan(rel, index, &dirty, 2, 0);
+	index_rescan(scan, keys, 2, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	return found;
+}
+
+/*
+ * The expiry bound of the first row of [low, high] of the index (kind: a
+ * TTL_KEY_* range of the purge index, or -1: the deadline index), lowered
+ * into *floor.
+ */
+static void
+lower_from(Relation rel, Relation index, int kind, int64 low, int64 high,
+		   const TtlContainer *policy, AttrNumber doc_attnum, TupleTableSlot *slot,
+		   int64 *floor)
+{
+	bool		isnull;
+	Datum		doc;
+	int64		key;
+	int64		seconds;
+
+	if (!first_row(rel, index, low, high, slot))
+		return;
+	doc = slot_getattr(slot, doc_attnum, &isnull);
+	/* the row's key is the entry's: no HOT update changes an indexed expression */
+	if (isnull)
+		seconds = 0;			/* cannot happen: unknown then */
+	else if (kind < 0)
+		seconds = ttl_datum_deadline(doc, policy->deadline_property, &seconds) ==
+			TTL_DEADLINE_VALID ? seconds : 0;
+	else if (!ttl_doc_purge_key(ttl_datum_jsonb_root(doc), &key))
+		seconds = 0;
+	else
+		seconds = ttl_purge_key_decode(kind, key) +
+			(kind == TTL_KEY_INHERITED ? policy->default_ttl : 0);
+	*floor = Min(*floor, seconds);
+}
+
+/* The test gate (ttl.test_floor_gate): wait while a test holds the lock. */
+static void
+test_gate(void)
+{
+	if (ttl_test_floor_gate == 0)
+		return;
+	DirectFunctionCall1(pg_advisory_lock_shared_int8, Int64GetDatum(ttl_test_floor_gate));
+	DirectFunctionCall1(pg_advisory_unlock_shared_int8, Int64GetDatum(ttl_test_floor_gate));
+}
+
+/*
+ * Recompute the floor of the leaf rel under policy and publish it against
+ * word (ttl_floor_may_raise's); false when nothing was published.
+ */
+bool
+ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel, const TtlContainer *policy,
+				AttrNumber doc_attnum)
+{
+	List	   *indexes;
+	ListCell   *lc;
+	Relation	purge = NULL;
+	Relation	deadline = NULL;
+	int64		floor = PG_INT64_MAX;
+	bool		known = true;
+
+	test_gate();
+	if (subscribed())
+		return false;
+	indexes = RelationGetIndexList(rel);
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (purge == NULL && ttl_purge_index_kind(index, doc_attnum) == TTL_INDEX_KEY)
+			purge = index;
+		else if (deadline == NULL && TTL_HAS_DEADLINE(policy) &&
+				 ttl_is_deadline_index(index, doc_attnum, policy->deadline_property))
+			deadline = index;
+		else
+			index_close(index, AccessShareLock);
+	}
+	list_free(indexes);
+	if (purge == NULL || (TTL_HAS_DEADLINE(policy) && deadline == NULL))
+		known = RelationGetNumberOfBlocks(rel) == 0;	/* no row at all */
+	else
+	{
+		TupleTableSlot *tslot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
+														 table_slot_callbacks(rel));
+
+		int			kind;
+
+		for (kind = TTL_KEY_INHERITED; kind <= TTL_KEY_OWN; kind++)
+			lower_from(rel, purge, kind, ttl_purge_key_low(kind),
+					   ttl_purge_key_encode(kind, PG_INT64_MAX), policy, doc_attnum, tslot, &floor);
+		if (deadline != NULL)
+			lower_from(rel, deadline, -1, TTL_DEADLINE_MALFORMED_KEY + 1, PG_INT64_MAX,
+					   policy, doc_attnum, tslot, &floor);
+		ExecDropSingleTupleTableSlot(tslot);
+	}
+	if (purge != NULL)
+		index_close(purge, AccessShareLock);
+	if (deadline != NULL)
+		index_close(deadline, AccessShareLock);
+	return known && ttl_floor_publish(slot, word, floor);
 }
 
 /*

@@ -8,7 +8,9 @@
 #ifndef TTL_REPLACE_FLOOR_H
 #define TTL_REPLACE_FLOOR_H
 
-#include "postgres.h"
+#include "utils/rel.h"
+
+#include "registry/registry.h"
 
 typedef struct TtlFloorSlot TtlFloorSlot;
 
@@ -18,7 +20,7 @@ extern void ttl_floor_shmem_startup(void);
 extern void ttl_floor_reset_container(Oid container);
 
 /* stamp/'s */
-extern TtlFloorSlot *ttl_floor_slot(Oid relid);
+extern TtlFloorSlot *ttl_floor_slot(Oid relid, bool create);
 extern bool ttl_floor_enter(TtlFloorSlot *slot);
 extern bool ttl_floor_may_raise(TtlFloorSlot *slot, int64 now_seconds, uint64 *word);
 extern bool ttl_floor_publish(TtlFloorSlot *slot, uint64 word, int64 floor);
@@ -26,5 +28,8 @@ extern void ttl_floor_lower(TtlFloorSlot *slot, int64 expiry);
 extern bool ttl_floor_skips(TtlFloorSlot *slot, int64 now_seconds);
 extern void ttl_floor_reset(Oid relid);
 extern void ttl_floor_xact_end(void);
+
+extern bool ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel,
+							const TtlContainer *policy, AttrNumber doc_attnum);
 
 #endif							/* TTL_REPLACE_FLOOR_H */
