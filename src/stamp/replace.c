@@ -129,12 +129,8 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 
 	state->doc_attnum = doc_attnum;
 	/*
-	 * Rule 7: a policy change applies to every statement that starts after
-	 * its commit.  The registry's cache is refreshed by invalidations, which
-	 * a statement processes when it takes a lock it does not hold yet; a
-	 * prepared statement (or a PL/pgSQL plan) run again in a transaction
-	 * that holds its locks takes none, so they are processed here, at the
-	 * statement's first row.
+	 * Rule 7: a prepared statement re-run in a transaction that holds its
+	 * locks processes no invalidations: here, at its first row, it does.
 	 */
 	AcceptInvalidationMessages();
 	if (!ttl_sql_at_least(1, 7))
@@ -155,10 +151,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	}
 	else
 	{
-		/*
-		 * The leaf's floor: this transaction counts in flight there before
-		 * it reads the policy, whatever the policy says (replace_floor.c).
-		 */
+		/* in flight on the leaf's floor before the policy is read */
 		if (!leaf->floor_looked)
 		{
 			leaf->floor = ttl_floor_slot(RelationGetRelid(rel), true);
@@ -182,11 +175,7 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 		bool		was_held;
 		Oid			locked = state->container;
 
-		/*
-		 * Alone on a floor unknown or passed: recompute it, under the
-		 * replace lock (no policy change in progress) and the policy read
-		 * again after it (replace_floor.c).
-		 */
+		/* alone on a floor unknown or passed: recompute it (replace_floor.c) */
 		if (first && ttl_floor_may_raise(leaf->floor, state->now_seconds, &word) &&
 			ttl_try_lock_container_for_replace(locked, &was_held))
 		{

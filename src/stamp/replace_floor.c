@@ -1,40 +1,29 @@
 /*
  * replace_floor.c
- *		Rule 10's due floor: per leaf of one database, in shared memory (the
- *		only shared structure of rule 10; with the preload only), a time T
- *		such that no item of the leaf that is indexed, or being written by a
- *		transaction in flight, can be expired at a statement time before T.
- *		replace.c reads it at every row: a row before T skips the probe.
- *		0 is unknown (every row probes).  src/stamp/README.md draws it.
+ *		Rule 10's due floor, the only shared structure of rule 10 (with the
+ *		preload): per leaf of one database, a time T such that no item of
+ *		the leaf that is indexed, or being written by a transaction in
+ *		flight, can be expired at a statement time before T; replace.c
+ *		reads it at every row and a row before T skips the probe.  0 is
+ *		unknown.  src/stamp/README.md has the states, who lowers, raises
+ *		and resets it, and why each is safe.
  *
- * Lowered by every writer to its row's expiry (atomic min) before the row
- * can be indexed; the writer's transaction counts in flight in the slot
- * from its statement's first row (before the policy is read) to its end.
- * Raised only by a recompute published against the word
+ * Lowered by every writer to its row's expiry before the row can be
+ * indexed; its transaction counts in flight from its statement's first
+ * row (before the policy is read) to its end.  Raised only by a recompute
+ * (ttl_floor_raise: the first row of each range of the purge and deadline
+ * indexes, dirty snapshot; none where a subscription writes) published with a compare-and-swap of the word
  * read before the in-flight count was found to be the recomputing
- * transaction alone: the word packs the floor with a generation that every
- * entry and every reset bumps, so a writer that began meanwhile, or a
- * reset, makes the compare-and-swap fail.  Reset by a relcache
- * invalidation of the leaf (every backend) and by a policy change of its
- * container (before it commits), in this database only.
+ * transaction alone; the word packs the floor with a generation that
+ * every entry and every reset bumps.  Reset by a relcache invalidation of
+ * the leaf and by a policy change of its container, in this database.
  *
- * The recompute (ttl_floor_raise): the earliest expiry any row of the leaf
- * can have under the policy, from the first row of each range of the
- * purge index (inherited items by _ts, own-ttl items by expiry) and of the
- * deadline index, read with a dirty snapshot (rows being written count,
- * rows whose delete committed do not).  A leaf without a btree purge index
- * (BRIN, none, 1.0-1.2's two), or with a deadline property and no deadline
- * index, gets a floor only while it has no page.  Not in a database a
- * subscription writes into (its apply worker's rows fire no trigger).  The
- * caller (replace.c) holds the container's replace lock, taken without
- * waiting, and read the policy after it; indexes: AccessShareLock.
- *
- * Slots: claimed for a (database, leaf) by compare-and-swap within a
- * window of FLOOR_WINDOW from its hash and never given back until a
- * restart, so a slot never changes owner and a leaf that finds its window
- * full never gets one (it probes every row; a writer without a slot is
- * therefore safe).  No lock: atomics only, no loop over more slots than a
- * window on the write path.
+ * Slots are claimed for a (database, leaf) within a window of FLOOR_WINDOW
+ * from its hash and never given back until a restart: a slot never
+ * changes owner, and a leaf that finds its window full never gets one (it
+ * probes every row).  Locking: none, atomics only; a recompute runs under
+ * the container's replace lock (replace.c) and opens the leaf's indexes
+ * with AccessShareLock.
  */
 #include "postgres.h"
 
@@ -56,13 +45,14 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "catalog/pg_subscription.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/catcache.h"
 
 #include "base/compat.h"
 #include "base/settings.h"
@@ -214,26 +204,6 @@ ttl_floor_may_raise(TtlFloorSlot *slot, int64 now_seconds, uint64 *word)
 										  now_real + RAISE_EVERY_S);
 }
 
-/*
- * Publish a recomputed floor: only if the word is still the one read
- * when the recompute began (no writer began, no reset, nothing lowered
- * since).  Without shared memory nothing is published.
- */
-bool
-ttl_floor_publish(TtlFloorSlot *slot, uint64 word, int64 floor)
-{
-	uint64		expected = word;
-
-	floor = Max(floor, 0);
-	floor = Min(floor, FLOOR_MAX);
-#ifdef TTL_FLOOR_NO_GENERATION_CHECK
-	/* a test build: the raise race's spec must fail with it */
-	expected = pg_atomic_read_u64(&slot->word);
-#endif
-	return pg_atomic_compare_exchange_u64(&slot->word, &expected,
-										  ((uint64) floor << GEN_BITS) | (word & GEN_MASK));
-}
-
 /* A row expiring at expiry is about to be written in the slot's leaf. */
 void
 ttl_floor_lower(TtlFloorSlot *slot, int64 expiry)
@@ -308,21 +278,18 @@ ttl_floor_xact_end(void)
 	held = NIL;
 }
 
-/* Whether a subscription writes into this database (see the header). */
+/*
+ * Whether a subscription writes into this database: its apply worker
+ * writes with session_replication_role = replica, where the stamp trigger
+ * does not fire, so its rows would lower no floor.
+ */
 static bool
 subscribed(void)
 {
-	Relation	catalog = table_open(SubscriptionRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	bool		found;
+	CatCList   *list = SearchSysCacheList1(SUBSCRIPTIONNAME, ObjectIdGetDatum(MyDatabaseId));
+	bool		found = list->n_members > 0;
 
-	ScanKeyInit(&key, Anum_pg_subscription_subdbid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(MyDatabaseId));
-	scan = systable_beginscan(catalog, InvalidOid, false, NULL, 1, &key);
-	found = HeapTupleIsValid(systable_getnext(scan));
-	systable_endscan(scan);
-	table_close(catalog, AccessShareLock);
+	ReleaseSysCacheList(list);
 	return found;
 }
 
@@ -404,6 +371,7 @@ ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel, const TtlContaine
 	Relation	deadline = NULL;
 	int64		floor = PG_INT64_MAX;
 	bool		known = true;
+	uint64		expected;
 
 	test_gate();
 	if (subscribed())
@@ -443,7 +411,16 @@ ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel, const TtlContaine
 		index_close(purge, AccessShareLock);
 	if (deadline != NULL)
 		index_close(deadline, AccessShareLock);
-	return known && ttl_floor_publish(slot, word, floor);
+	if (!known)
+		return false;
+	/* published only if the word did not move since it was read (header) */
+	floor = Min(Max(floor, 0), FLOOR_MAX);
+	expected = word;
+#ifdef TTL_FLOOR_NO_GENERATION_CHECK
+	expected = pg_atomic_read_u64(&slot->word);	/* a test build (see the raise spec) */
+#endif
+	return pg_atomic_compare_exchange_u64(&slot->word, &expected,
+										  ((uint64) floor << GEN_BITS) | (word & GEN_MASK));
 }
 
 /*

@@ -23,7 +23,6 @@ extern void ttl_floor_reset_container(Oid container);
 extern TtlFloorSlot *ttl_floor_slot(Oid relid, bool create);
 extern bool ttl_floor_enter(TtlFloorSlot *slot);
 extern bool ttl_floor_may_raise(TtlFloorSlot *slot, int64 now_seconds, uint64 *word);
-extern bool ttl_floor_publish(TtlFloorSlot *slot, uint64 word, int64 floor);
 extern void ttl_floor_lower(TtlFloorSlot *slot, int64 expiry);
 extern bool ttl_floor_skips(TtlFloorSlot *slot, int64 now_seconds);
 extern void ttl_floor_reset(Oid relid);
