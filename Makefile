@@ -20,7 +20,7 @@ DATA = ttl--1.0.sql ttl--1.0--1.1.sql ttl--1.1--1.2.sql ttl--1.2--1.3.sql ttl--1
 PGFILEDESC = "ttl - time-to-live for JSONB document tables"
 
 REGRESS = rules validation trigger stamping view item_functions lifecycle privileges purge accessors live_view \
-          purge_security stats rls_follow schema_changes enable_edges live_view_dropped upgrade_follow pool_views purge_index stamp_bytes live_filter_forms append_only citus_absent preview deadline upgrade_deadline restore_guard live_filter_cache upgrade_append definitions_gate quoting regclass_errors upgrade_quoting internal_privileges stats_privacy visit_bound rule10 upgrade_rule10 rule10_setting index_owner legal_hold upgrade_legal_hold archive upgrade_archive leaf_owner rule10_exact purge_failures trigger_args rule10_redact error_messages mark_purge_deletes purge_window retire purge_progress
+          purge_security stats rls_follow schema_changes enable_edges live_view_dropped upgrade_follow pool_views purge_index stamp_bytes live_filter_forms append_only citus_absent preview deadline upgrade_deadline restore_guard live_filter_cache upgrade_append definitions_gate quoting regclass_errors upgrade_quoting internal_privileges stats_privacy visit_bound rule10 upgrade_rule10 rule10_setting index_owner legal_hold upgrade_legal_hold archive upgrade_archive leaf_owner rule10_exact purge_failures trigger_args rule10_redact error_messages mark_purge_deletes purge_window retire purge_progress stats_capped
 # --no-locale --encoding=UTF8 as test/run-all runs them (for installcheck:
 # the test database pg_regress creates on the running server).
 REGRESS_OPTS = --inputdir=$(srcdir) --load-extension=ttl --no-locale --encoding=UTF8

@@ -359,47 +359,6 @@ CREATE FUNCTION ttl.set_mark_purge_deletes(container regclass, mode text) RETURN
 COMMENT ON FUNCTION ttl.set_mark_purge_deletes(regclass, text) IS
     'mark the purge deletes of a container in the change stream: ''on'', ''off'' or ''default'' (follow ttl.mark_purge_deletes); superuser only';
 
--- Metrics for a monitoring role (contrib/postgres_exporter/ttl.yaml,
--- docs/monitoring.md): a role with pg_monitor (so pg_read_all_stats) and no
--- right on any table reads, per container, the figures an operator alerts
--- on; ttl.stats shows it NULL backlog and no last_error, as the backlog is
--- computed for readers of the table.  Counts and times only, never a
--- document, a key or an error's words: failing says whether last_error is
--- set.  The backlog is walked as each table's owner (as for ttl.stats),
--- each purge key range up to 1,000,000 rows, at each read: no SECURITY
--- DEFINER anywhere; ttl._monitor_backlog checks pg_read_all_stats itself.
-CREATE FUNCTION ttl._monitor_backlog(container regclass,
-                                     OUT expired bigint, OUT oldest_expired_at timestamptz)
-    AS 'MODULE_PATHNAME', 'ttl_monitor_backlog'
-    LANGUAGE C STABLE STRICT;
-COMMENT ON FUNCTION ttl._monitor_backlog(regclass) IS 'ttl._backlog for ttl.container_metrics: for roles with the privileges of pg_read_all_stats, without table rights (internal)';
-REVOKE ALL ON FUNCTION ttl._monitor_backlog(regclass) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ttl._monitor_backlog(regclass) TO pg_read_all_stats;
-
-CREATE VIEW ttl.container_metrics AS
-SELECT r.relid                        AS container,
-       b.expired                      AS expired_backlog,
-       b.oldest_expired_at,
-       coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
-                                      AS rows_purged,
-       GREATEST(s.last_purge_at, p.purged_at) AS last_purge_at,
-       s.last_error IS NOT NULL       AS failing,
-       s.last_error_at,
-       r.paused,
-       r.held_since IS NOT NULL       AS held,
-       coalesce(s.retry_after OPERATOR(pg_catalog.>) ttl.now(), false) AS backed_off
-  FROM ttl.registry r
-  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
-  LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
-  LEFT JOIN LATERAL (SELECT pg_catalog.sum(q.rows_purged)::pg_catalog.int8 AS rows_purged,
-                            pg_catalog.max(q.purged_at) AS purged_at
-                       FROM ttl.purge_stats_pending q
-                      WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
-  CROSS JOIN LATERAL ttl._monitor_backlog(r.relid) b;
-COMMENT ON VIEW ttl.container_metrics IS 'per container, for monitoring roles (pg_read_all_stats, pg_monitor): the backlog (each purge key range walked up to 1,000,000 rows) and its oldest item, rows purged, whether the last purge failed (never its words), pause, restore guard hold and back-off';
-REVOKE ALL ON ttl.container_metrics FROM PUBLIC;
-GRANT SELECT ON ttl.container_metrics TO pg_read_all_stats;
-
 -- operator: windows and falling behind
 
 -- Purge windows (src/base/purge_window.c parses them, one parser for the
@@ -453,8 +412,22 @@ RETURNS record
     LANGUAGE C STABLE;
 COMMENT ON FUNCTION ttl._behind(regclass, timestamptz) IS 'behind, behind_since and next_window_at of ttl.stats (internal)';
 
+-- the backlog of ttl.stats (1.9): as ttl._backlog, but the count stops at
+-- 1,000 rows for the container, in all its key ranges and leaves, and says
+-- whether it stopped there (capped; the count is then a lower bound); the
+-- oldest item is exact (a probe of each range).  A view over every
+-- container answers in a time that follows the number of containers, not
+-- their backlogs (src/insight/stats.c; bench row 19).
+CREATE FUNCTION ttl._stats_backlog(container regclass,
+                                   OUT expired bigint, OUT oldest_expired_at timestamptz,
+                                   OUT capped boolean)
+    AS 'MODULE_PATHNAME', 'ttl_stats_backlog'
+    LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION ttl._stats_backlog(regclass) IS 'the backlog of ttl.stats: NULLs for tables the caller cannot SELECT or whose row-level security applies to the caller, gone, or temporary of another session; counted up to 1,000 rows per container (internal)';
+
 -- ttl.stats as in 1.7, with this version's columns at its end: the three
--- of falling behind and windows, then the leaves and rows retired whole
+-- of falling behind and windows, then the leaves and rows retired whole,
+-- then whether expired_backlog stopped at its cap
 CREATE OR REPLACE VIEW ttl.stats AS
 SELECT r.relid                        AS container,
        coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
@@ -475,7 +448,8 @@ SELECT r.relid                        AS container,
        a.behind_since,
        a.next_window_at,
        coalesce(s.leaves_retired, 0)  AS leaves_retired,
-       coalesce(s.rows_retired, 0)    AS rows_retired
+       coalesce(s.rows_retired, 0)    AS rows_retired,
+       b.capped                       AS expired_backlog_capped
   FROM ttl.registry r
   JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
   LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
@@ -483,9 +457,58 @@ SELECT r.relid                        AS container,
                             pg_catalog.max(q.purged_at) AS purged_at
                        FROM ttl.purge_stats_pending q
                       WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
-  CROSS JOIN LATERAL ttl._backlog(r.relid) b
+  CROSS JOIN LATERAL ttl._stats_backlog(r.relid) b
   CROSS JOIN LATERAL ttl._behind(r.relid, b.oldest_expired_at) a;
-COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off; behind, behind_since: the oldest deletable expired item is older than ttl.backlog_alert_age; next_window_at: when the purge window next opens; leaves_retired, rows_retired: leaves retired whole (ttl.set_retire)';
+COMMENT ON VIEW ttl.stats IS 'purge statistics per container (rule 10 replacements included); last_error only for readers who may SELECT every row of the table; held_since, hold_reason: the restore guard''s hold; overruns, retry_after: the worker''s back-off; behind, behind_since: the oldest deletable expired item is older than ttl.backlog_alert_age; next_window_at: when the purge window next opens; leaves_retired, rows_retired: leaves retired whole (ttl.set_retire); expired_backlog is counted up to 1,000 rows per container, expired_backlog_capped says when it stopped there (oldest_expired_at is exact)';
+
+-- Metrics for a monitoring role (contrib/postgres_exporter/ttl.yaml,
+-- docs/monitoring.md): a role with pg_monitor (so pg_read_all_stats) and no
+-- right on any table reads, per container, the figures an operator alerts
+-- on; ttl.stats shows it NULL backlog and no last_error, as the backlog is
+-- computed for readers of the table.  Counts and times only, never a
+-- document, a key or an error's words: failing says whether last_error is
+-- set.  The backlog is walked as each table's owner (as for ttl.stats),
+-- up to 1,000 rows per container (expired_backlog_capped says when it
+-- stopped there) and a probe of each range for the oldest, at each read: no
+-- SECURITY DEFINER anywhere; ttl._monitor_backlog checks pg_read_all_stats
+-- itself.  behind and behind_since as in ttl.stats.  (Defined after
+-- ttl.stats, whose ttl._behind it reads.)
+CREATE FUNCTION ttl._monitor_backlog(container regclass,
+                                     OUT expired bigint, OUT oldest_expired_at timestamptz,
+                                     OUT capped boolean)
+    AS 'MODULE_PATHNAME', 'ttl_monitor_backlog'
+    LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION ttl._monitor_backlog(regclass) IS 'ttl._backlog for ttl.container_metrics: for roles with the privileges of pg_read_all_stats, without table rights (internal)';
+REVOKE ALL ON FUNCTION ttl._monitor_backlog(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ttl._monitor_backlog(regclass) TO pg_read_all_stats;
+
+CREATE VIEW ttl.container_metrics AS
+SELECT r.relid                        AS container,
+       b.expired                      AS expired_backlog,
+       b.oldest_expired_at,
+       coalesce(s.rows_purged, 0) OPERATOR(pg_catalog.+) coalesce(p.rows_purged, 0)
+                                      AS rows_purged,
+       GREATEST(s.last_purge_at, p.purged_at) AS last_purge_at,
+       s.last_error IS NOT NULL       AS failing,
+       s.last_error_at,
+       r.paused,
+       r.held_since IS NOT NULL       AS held,
+       coalesce(s.retry_after OPERATOR(pg_catalog.>) ttl.now(), false) AS backed_off,
+       b.capped                       AS expired_backlog_capped,
+       a.behind,
+       a.behind_since
+  FROM ttl.registry r
+  JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN ttl.purge_stats s ON s.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid
+  LEFT JOIN LATERAL (SELECT pg_catalog.sum(q.rows_purged)::pg_catalog.int8 AS rows_purged,
+                            pg_catalog.max(q.purged_at) AS purged_at
+                       FROM ttl.purge_stats_pending q
+                      WHERE q.relid OPERATOR(pg_catalog.=) r.relid::pg_catalog.oid) p ON true
+  CROSS JOIN LATERAL ttl._monitor_backlog(r.relid) b
+  CROSS JOIN LATERAL ttl._behind(r.relid, b.oldest_expired_at) a;
+COMMENT ON VIEW ttl.container_metrics IS 'per container, for monitoring roles (pg_read_all_stats, pg_monitor): the backlog (counted up to 1,000 rows per container, expired_backlog_capped says when it stopped there) and its oldest item, rows purged, whether the last purge failed (never its words), pause, restore guard hold, back-off, and whether it is behind (ttl.backlog_alert_age) since when';
+REVOKE ALL ON ttl.container_metrics FROM PUBLIC;
+GRANT SELECT ON ttl.container_metrics TO pg_read_all_stats;
 
 -- operator: progress and log lines
 --

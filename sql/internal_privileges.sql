@@ -42,6 +42,7 @@ INSERT INTO internal_class VALUES
     ('ttl._purge_index_name(name,boolean)', true, 'ttl.enable, ttl.set_append_only, ttl.upgrade_purge_index_sql; a name only'),
     ('ttl._deadline_index_name(name,boolean)', true, 'ttl.set_deadline_property, ttl.deadline_index_sql; a name only'),
     ('ttl._backlog(regclass)', true, 'the view ttl.stats; checks SELECT, walks as the owner'),
+    ('ttl._stats_backlog(regclass)', true, 'the view ttl.stats (1.9); checks SELECT, walks as the owner'),
     ('ttl._behind(regclass,timestamp with time zone)', true, 'the view ttl.stats; reads the registry and the settings, runs nothing of a table''s owner'),
     ('ttl._legal_hold_expired(regclass,jsonb)', true, 'the view ttl.legal_holds; checks SELECT and row security, walks as the owner'),
     ('ttl._distributed_stats()', true, 'the view ttl.distributed_stats; ttl.purge_stats and Citus metadata'),

@@ -74,17 +74,20 @@ BEGIN
 END $$;
 SELECT fn, arg, coalesce(sqlstate, 'no error') AS sqlstate, message
   FROM regclass_calls ORDER BY fn::text COLLATE "C", arg;
--- what the four documented exceptions return (ttl.stats reads
--- ttl._backlog and ttl._behind, ttl.container_metrics
--- ttl._monitor_backlog, for a table that may be dropped under it: NULLs)
+-- what the five documented exceptions return (ttl.stats reads
+-- ttl._stats_backlog (up to 1.8 ttl._backlog) and ttl._behind,
+-- ttl.container_metrics ttl._monitor_backlog, for a table that may be
+-- dropped under it: NULLs)
 SELECT * FROM ttl.backlog(999999999::oid::regclass);
 SELECT * FROM ttl._backlog(999999999::oid::regclass);
+SELECT * FROM ttl._stats_backlog(999999999::oid::regclass);
 SELECT * FROM ttl._monitor_backlog(999999999::oid::regclass);
 SELECT * FROM ttl._behind(999999999::oid::regclass, now());
--- anything else than 42P01, besides the four documented exceptions: none
+-- anything else than 42P01, besides the five documented exceptions: none
 SELECT fn, arg, sqlstate FROM regclass_calls
  WHERE sqlstate IS DISTINCT FROM '42P01'
    AND fn NOT IN ('ttl.backlog(regclass)'::regprocedure, 'ttl._backlog(regclass)'::regprocedure,
+                  'ttl._stats_backlog(regclass)'::regprocedure,
                   'ttl._monitor_backlog(regclass)'::regprocedure,
                   'ttl._behind(regclass,timestamptz)'::regprocedure);
 -- the same for a table dropped after its OID was taken

@@ -61,6 +61,11 @@ SELECT container, rows_purged, expired_backlog, oldest_expired_at, oldest_expire
 SELECT * FROM ttl.backlog('so.t');
 SELECT count(*) AS live FROM so.t_live;
 RESET ROLE;
+-- (planning that query folded the owner's so.ix(1) as the reader, in its
+-- session's first look at the index's expressions: PostgreSQL's doing for
+-- any query on the table, not ttl's; 1.9's ttl.stats reads the purge key
+-- btree in C and plans nothing, so it no longer looked at them first)
+TRUNCATE public.stats_calls;
 -- with SELECT on the table, the reader sees the backlog
 GRANT SELECT ON so.t TO regress_stats_reader;
 SET ROLE regress_stats_reader;
@@ -101,10 +106,13 @@ SELECT expired_backlog, oldest_expired_at FROM ttl.stats WHERE container = 'so.t
 
 -- an owner's index expression that fails when planned breaks only that
 -- container's backlog in ttl.stats (NULLs and a WARNING); ttl.backlog
--- raises the error
+-- raises the error.  (Where the backlog is counted by a query, as here
+-- with a legal hold: without one, 1.9 reads the purge key btree in C and
+-- plans nothing of the owner's.)
 SET ROLE regress_stats_owner;
 CREATE TABLE so.f (doc jsonb NOT NULL);
 SELECT ttl.enable('so.f', 60);
+SELECT ttl.set_legal_hold('so.f', 'h', '{"hold": true}');
 CREATE FUNCTION so.fail_if_asked(i integer) RETURNS integer LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
     IF current_setting('regress_stats.fail', true) = 'on' THEN

@@ -46,11 +46,13 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -58,6 +60,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "base/definitions.h"
 #include "document/document.h"
@@ -238,6 +241,25 @@ ttl_purge_index_kind(Relation index, AttrNumber doc_attno)
 }
 
 /*
+ * Whether an index is on expressions, from its pg_index row: every purge
+ * and deadline index is, so an index on plain columns (a primary key) is
+ * passed over without building its relation cache entry, the most of what
+ * a first look at a table's indexes costs a session.
+ */
+bool
+ttl_index_has_expressions(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	bool		has;
+
+	if (!HeapTupleIsValid(tup))
+		return false;			/* dropped meanwhile */
+	has = !heap_attisnull(tup, Anum_pg_index_indexprs, NULL);
+	ReleaseSysCache(tup);
+	return has;
+}
+
+/*
  * Whether the table (the root of a partitioned one) has a valid purge index
  * of the 1.3 layout on doc_column (btree, or BRIN for append-only): then the statements of purge and of the
  * backlog name ttl.doc_purge_key(doc), else the 1.0-1.2 expressions.
@@ -253,8 +275,11 @@ ttl_has_purge_key_index(Oid relid, const char *doc_column)
 
 	foreach(lc, RelationGetIndexList(rel))
 	{
-		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Relation	index;
 
+		if (!ttl_index_has_expressions(lfirst_oid(lc)))
+			continue;
+		index = index_open(lfirst_oid(lc), AccessShareLock);
 		kind = ttl_purge_index_kind(index, attno);
 		found = kind == TTL_INDEX_KEY || kind == TTL_INDEX_KEY_BRIN;
 		index_close(index, AccessShareLock);

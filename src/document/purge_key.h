@@ -33,6 +33,7 @@ typedef enum TtlPurgeIndexKind
 
 extern TtlPurgeIndexKind ttl_purge_index_kind(Relation index, AttrNumber doc_attno);
 extern bool ttl_has_purge_key_index(Oid relid, const char *doc_column);
+extern bool ttl_index_has_expressions(Oid indexoid);
 
 /* 1.5, rule 9: the deadline index on ttl.doc_deadline_key(doc, 'property') */
 extern char *ttl_deadline_index_property(Relation index, AttrNumber doc_attno);

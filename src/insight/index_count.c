@@ -3,7 +3,9 @@
  *		Counting the rows a snapshot sees through a btree on one int8 key
  *		(a container's purge index, purge_key.c), through the index AM, as
  *		an index-only scan counts: ttl.preview (preview.c) reads its
- *		figures from the keys alone.
+ *		figures from the keys alone, and ttl.stats (stats.c) counts a due
+ *		range up to a limit and finds its first key, without planning a
+ *		query per container.
  *
  * Exactness: the scan returns every entry of the index once, with its key
  * (a posting-list tuple, from deduplication, once per heap TID), skipping
@@ -86,6 +88,104 @@ block_all_visible(VmCache *vm, ItemPointer tid)
 	return vm->last_all_visible;
 }
 
+static void
+check_index(Relation index, Snapshot snapshot)
+{
+	if (index->rd_rel->relam != BTREE_AM_OID ||
+		IndexRelationGetNumberOfKeyAttributes(index) != 1 ||
+		TupleDescAttr(RelationGetDescr(index), 0)->atttypid != INT8OID ||
+		!IsMVCCSnapshot(snapshot))
+		elog(ERROR, "ttl_btree_count_visible: unsupported index \"%s\"",
+			 RelationGetRelationName(index));
+}
+
+static void
+vm_begin(VmCache *vm, Relation heap)
+{
+	int			i;
+
+	vm->heap = heap;
+	vm->nbuffers = 8;
+	vm->buffers = palloc(sizeof(Buffer) * vm->nbuffers);
+	for (i = 0; i < vm->nbuffers; i++)
+		vm->buffers[i] = InvalidBuffer;
+	vm->last_block = InvalidBlockNumber;
+	vm->last_all_visible = false;
+}
+
+static void
+vm_end(VmCache *vm)
+{
+	int			i;
+
+	for (i = 0; i < vm->nbuffers; i++)
+		if (BufferIsValid(vm->buffers[i]))
+			ReleaseBuffer(vm->buffers[i]);
+	pfree(vm->buffers);
+}
+
+/*
+ * The entries of index (a btree on one int8 key of heap) within keys
+ * (nkeys scan keys on its key), in index order, whose row the (MVCC)
+ * snapshot sees: *count of them, up to limit (*capped when there are
+ * more), and the first one's key (*have_first).  With limit 0 only the
+ * first key is looked for.  Reads at most limit + 1 visible entries (and
+ * the dead ones between them).
+ */
+void
+ttl_btree_count_range(Relation heap, Relation index, Snapshot snapshot,
+					  ScanKey keys, int nkeys, int64 limit,
+					  int64 *count, bool *capped, bool *have_first, int64 *first)
+{
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	VmCache		vm;
+	ItemPointer tid;
+
+	check_index(index, snapshot);
+	*count = 0;
+	*capped = false;
+	*have_first = false;
+	*first = 0;
+	vm_begin(&vm, heap);
+	slot = table_slot_create(heap, NULL);
+	scan = ttl_index_beginscan(heap, index, snapshot, nkeys, 0);
+	scan->xs_want_itup = true;	/* the key, and the AM keeps its pin */
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!block_all_visible(&vm, tid))
+		{
+			bool		visible = index_fetch_heap(scan, slot);
+
+			ExecClearTuple(slot);
+			if (!visible)
+				continue;
+		}
+		if (!*have_first)
+		{
+			bool		isnull;
+			Datum		d = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc, &isnull);
+
+			if (isnull)
+				continue;		/* the scan keys exclude NULL: cannot happen */
+			*first = DatumGetInt64(d);
+			*have_first = true;
+		}
+		if (*count >= limit)
+		{
+			/* one more than the limit, or any with limit 0 */
+			*capped = limit > 0 || *have_first;
+			break;
+		}
+		(*count)++;
+	}
+	index_endscan(scan);
+	vm_end(&vm);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
 /*
  * Scan the whole of index (a btree on one int8 key of heap) and call visit
  * with each key and the number (> 0) of its entries whose row the (MVCC)
@@ -104,22 +204,9 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 	bool		run_isnull = false;
 	int64		run_key = 0;
 	int64		run_n = 0;
-	int			i;
 
-	if (index->rd_rel->relam != BTREE_AM_OID ||
-		IndexRelationGetNumberOfKeyAttributes(index) != 1 ||
-		TupleDescAttr(RelationGetDescr(index), 0)->atttypid != INT8OID ||
-		!IsMVCCSnapshot(snapshot))
-		elog(ERROR, "ttl_btree_count_visible: unsupported index \"%s\"",
-			 RelationGetRelationName(index));
-
-	vm.heap = heap;
-	vm.nbuffers = 8;
-	vm.buffers = palloc(sizeof(Buffer) * vm.nbuffers);
-	for (i = 0; i < vm.nbuffers; i++)
-		vm.buffers[i] = InvalidBuffer;
-	vm.last_block = InvalidBlockNumber;
-	vm.last_all_visible = false;
+	check_index(index, snapshot);
+	vm_begin(&vm, heap);
 	slot = table_slot_create(heap, NULL);
 
 	scan = ttl_index_beginscan(heap, index, snapshot, 0, 0);
@@ -157,10 +244,6 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 	if (have)
 		visit(arg, run_isnull, run_key, run_n);
 	index_endscan(scan);
-
-	for (i = 0; i < vm.nbuffers; i++)
-		if (BufferIsValid(vm.buffers[i]))
-			ReleaseBuffer(vm.buffers[i]);
-	pfree(vm.buffers);
+	vm_end(&vm);
 	ExecDropSingleTupleTableSlot(slot);
 }

@@ -1,9 +1,13 @@
 /*
  * stats.c
  *		The purge backlog of a container: ttl.backlog(regclass) and
- *		ttl._backlog(regclass), the latter read by the view ttl.stats, and
- *		ttl._monitor_backlog(regclass) (1.9), read by ttl.container_metrics
- *		for monitoring roles without table rights; and
+ *		ttl._backlog(regclass) (ttl.stats up to 1.8), each key range walked
+ *		up to 1,000,000 rows; ttl._stats_backlog(regclass) (1.9), read by
+ *		the view ttl.stats, and ttl._monitor_backlog(regclass) (1.9), read
+ *		by ttl.container_metrics for monitoring roles without table rights,
+ *		both counting up to 1,000 rows per container and saying when they
+ *		stopped there (capped), so that a view over every container costs
+ *		per container a few index pages, not its backlog; and
  *		ttl_record_purge(), which adds a purge's outcome to ttl.purge_stats
  *		(as the extension's owner, ttl_registry_execute), and with it the
  *		replacement deletes of rule 10 pending in ttl.purge_stats_pending.
@@ -23,6 +27,11 @@
  * In ttl.stats, an error while computing one container's backlog gives
  * NULLs and a WARNING rather than failing the whole view.  A container with
  * a deadline property (rule 9) has a third walk, over its deadline index.
+ * Where a walk reads no row (a btree purge index, no legal hold, no failing
+ * row, no row-level security on the leaf), it is no query: the btree is
+ * counted in C as an index-only scan counts (index_count.c), so nothing is
+ * planned and nothing of the owner's runs.  The oldest due item is always
+ * exact: the first key of each range, by a probe of its own.
  *
  * Locking: AccessShareLock on the table, taken after the privilege check
  * and held to the end of the transaction, as a SELECT would; existence is
@@ -31,9 +40,12 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_am_d.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -46,6 +58,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 #include "utils/jsonb.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "base/run_as.h"
@@ -55,6 +68,7 @@
 #include "document/deadline.h"
 #include "document/due_range.h"
 #include "document/purge_key.h"
+#include "insight/index_count.h"
 #include "insight/legal_hold_backlog.h"
 #include "insight/purge_failures.h"
 #include "insight/stats.h"
@@ -63,11 +77,22 @@
 #include "registry/registry.h"
 
 /*
- * ttl.backlog and ttl.stats walk each purge key range for at most this many
- * rows (as in 1.0).  The worker, which publishes a backlog each time it
- * leaves a database (once a round), walks far fewer (TTL_SCHEDULER_WALK_LIMIT).
+ * ttl.backlog walks each purge key range for at most this many rows (as in
+ * 1.0).  The worker, which publishes a backlog each time it leaves a
+ * database (once a round), walks far fewer (TTL_SCHEDULER_WALK_LIMIT).
  */
 #define BACKLOG_WALK_LIMIT 1000000
+
+/*
+ * ttl.stats and ttl.container_metrics (1.9) count at most this many due
+ * rows per container, in all its key ranges and leaves: a view over every
+ * container must answer in a time that follows the number of containers,
+ * not their backlogs (1,000 containers holding 10M expired rows in all:
+ * 4 s with the walks of ttl.backlog, bench row 19).  Past it the count is
+ * a lower bound and says so (expired_backlog_capped); the oldest due item
+ * is exact whatever the count (a probe of each range).
+ */
+#define STATS_WALK_LIMIT 1000
 
 typedef struct TtlBacklog
 {
@@ -75,29 +100,56 @@ typedef struct TtlBacklog
 	int64		expired;
 	bool		have_oldest;
 	int64		oldest_s;		/* Unix seconds */
+	/* the walks stopped at their limit: expired is a lower bound */
+	bool		capped;
+	/* the limit is the container's in all (STATS_WALK_LIMIT), not per range */
+	bool		cap_total;
 	/* legal hold: set, count the due items it matches (held_expired) */
 	Jsonb	   *held_match;
 } TtlBacklog;
 
 /*
- * Run one walk as the current (owner's) role: count and smallest key of at
- * most `limit` due entries (the walk's LIMIT), keys in [$2, $1].  Needs SPI
- * connected.
+ * One walk, as the current (owner's) role: the count of at most `limit`
+ * due entries (the walk's LIMIT; its key ranges [$2, $1]), the smallest
+ * key of the wanted ones and how many entries were read.  The smallest key
+ * comes from a probe of its own (the first wanted entry of the range, one
+ * descent of the index: past a few held or failing rows at worst), so that
+ * it is exact however small the limit is.  Needs SPI connected.
  */
 static Datum backlog_holds;		/* legal hold: $3, when there are holds */
 static Datum backlog_failed[2];	/* rows recorded as failing: $4, $5, or 0 */
 
+typedef struct BacklogWalk
+{
+	const char *key;			/* SQL: the walk's key */
+	const char *cond;			/* SQL: its range ($1, $2) */
+	const char *table;			/* ONLY the leaf */
+	const char *count;			/* SQL on s: what it counts (NULL: h->count) */
+	const char *extra;			/* SQL: more columns of s, or "" */
+	bool		probe;			/* the smallest key by a probe of its own */
+} BacklogWalk;
+
 static void
-backlog_walk(const char *sql, const TtlDueRange *range, int64 *count, bool *have_min,
-			 int64 *min)
+backlog_walk(const BacklogWalk *w, const TtlBacklogHolds *h, const TtlDueRange *range,
+			 int64 limit, int64 *count, bool *have_min, int64 *min, int64 *read)
 {
 	Oid			argtypes[5] = {INT8OID, INT8OID, JSONBARRAYOID, OIDARRAYOID, TIDARRAYOID};
 	Datum		values[5] = {Int64GetDatum(range->high), Int64GetDatum(range->low),
 						   backlog_holds, backlog_failed[0], backlog_failed[1]};
 	char		nulls[5] = {' ', ' ', backlog_holds != (Datum) 0 ? ' ' : 'n', ' ', ' '};
+	const char *min_sql = h->min;
+	const char *sql;
 	bool		isnull;
 	int			rc;
 
+	if (w->probe)
+		min_sql = psprintf("(SELECT s.k FROM (SELECT %s AS k, %s AS h FROM %s WHERE %s) s"
+						   " WHERE %s ORDER BY 1 LIMIT 1)",
+						   w->key, h->held, w->table, w->cond, h->wanted);
+	sql = psprintf("SELECT %s, %s, pg_catalog.count(*) FROM"
+				   " (SELECT %s AS k, %s AS h%s FROM %s WHERE %s ORDER BY 1 LIMIT " INT64_FORMAT ") s",
+				   w->count ? w->count : h->count, min_sql,
+				   w->key, h->held, w->extra, w->table, w->cond, limit);
 	rc = SPI_execute_with_args(sql,
 							   backlog_failed[0] != (Datum) 0 ? 5 :
 							   backlog_holds != (Datum) 0 ? 3 : 2,
@@ -109,6 +161,96 @@ backlog_walk(const char *sql, const TtlDueRange *range, int64 *count, bool *have
 	*min = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 									   SPI_tuptable->tupdesc, 2, &isnull));
 	*have_min = !isnull;
+	*read = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 3, &isnull));
+}
+
+/*
+ * Walk one range of one leaf with what is left of the limit (of the leaf's
+ * share: ttl.backlog; of the container's: ttl.stats), adding its count to
+ * out; the smallest key in *k.  A walk with nothing left still probes its
+ * smallest key (the oldest stays exact); where that needs a walk (no index
+ * to probe) it reads one entry and does not count it.
+ */
+static void
+walk_add(TtlBacklog *out, const BacklogWalk *w, const TtlBacklogHolds *h,
+		 const TtlDueRange *range, int64 limit, int64 leaf_left, bool *have_k, int64 *k)
+{
+	int64		left = out->cap_total ? limit - out->expired : leaf_left;
+	int64		n;
+	int64		read;
+	bool		forced = false;
+
+	left = Max(left, 0);
+	if (left == 0 && !w->probe)
+	{
+		left = 1;
+		forced = true;
+	}
+	backlog_walk(w, h, range, left, &n, have_k, k, &read);
+	if (forced || left == 0)
+	{
+		/* nothing counted here: something due makes the count a lower bound */
+		if (*have_k)
+			out->capped = true;
+		return;
+	}
+	if (read >= left)
+		out->capped = true;
+	out->expired += n;
+}
+
+/*
+ * The btree on the purge key of one leaf (1.3), locked as the planner
+ * would lock it; NULL when it has none (BRIN, index-free, 1.0-1.2, invalid).
+ */
+static Relation
+open_key_btree(Relation leaf, const char *doc_column)
+{
+	AttrNumber	attno = get_attnum(RelationGetRelid(leaf), doc_column);
+	ListCell   *lc;
+
+	foreach(lc, RelationGetIndexList(leaf))
+	{
+		Relation	index;
+
+		if (!ttl_index_has_expressions(lfirst_oid(lc)))
+			continue;			/* not a purge index: not opened */
+		index = index_open(lfirst_oid(lc), AccessShareLock);
+		if (index->rd_rel->relam == BTREE_AM_OID &&
+			ttl_purge_index_kind(index, attno) == TTL_INDEX_KEY)
+			return index;
+		index_close(index, AccessShareLock);
+	}
+	return NULL;
+}
+
+/*
+ * walk_add without SQL: one range of a leaf counted through its purge key
+ * btree in C, as an index-only scan counts (index_count.c), and its first
+ * key.  For the walks that need no row read (no legal hold, no failing
+ * row) on a leaf without row-level security (with it, forced on the owner,
+ * the walk counts what its policies show): nothing is planned or run, so a
+ * view over many containers costs a descent of each index and the entries
+ * counted, and nothing of the owner's (an index expression folded by a
+ * planner) runs.
+ */
+static void
+scan_add(TtlBacklog *out, Relation leaf, Relation index, const TtlDueRange *range,
+		 int64 limit, int64 leaf_left, bool *have_k, int64 *k)
+{
+	ScanKeyData keys[2];
+	int64		left = out->cap_total ? limit - out->expired : leaf_left;
+	int64		n;
+	bool		capped;
+
+	ttl_due_scankeys(range, keys);
+	ttl_btree_count_range(leaf, index,
+						  ActiveSnapshotSet() ? GetActiveSnapshot() : GetTransactionSnapshot(),
+						  keys, 2, Max(left, 0), &n, &capped, have_k, k);
+	out->expired += n;
+	if (capped)
+		out->capped = true;
 }
 
 /*
@@ -120,12 +262,10 @@ static void
 compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 				int64 now_s, int64 limit, TtlBacklog *out)
 {
-	const char *limit_txt;
 	char	   *table;
 	const char *col = quote_identifier(NameStr(c->doc_column));
 	ListCell   *lc;
 	TtlUserContext ctx;
-	int64		n;
 	int64		k;
 	bool		have_k;
 	bool		keyed;
@@ -137,6 +277,7 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	out->known = true;
 	out->expired = 0;
 	out->have_oldest = false;
+	out->capped = false;
 	if (c->default_is_null)
 		return;					/* TTL off: nothing expires */
 	/* legal hold: held rows are left out, or counted alone (legal_hold_backlog.c) */
@@ -178,28 +319,42 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 	 */
 	foreach(lc, ttl_owned_leaves(relid))
 	{
-		if (out->expired >= limit)
-			break;
-		limit_txt = psprintf(INT64_FORMAT, limit - out->expired);
+		int64		leaf_left = limit - out->expired;
+		BacklogWalk w = {0};
+
 		table = ttl_only_name(lfirst_oid(lc));
+		w.table = table;
+		w.extra = "";
+		/* without an index the walk reads the table: its own smallest key */
+		w.probe = !c->index_free;
 		have_k = false;
 		if (keyed)
 		{
+			Relation	leaf = NULL;
+			Relation	index = NULL;
+
 			/*
 			 * 1.3: both kinds are ranges of the single index (purge_key.c); an
-			 * index-free container (1.6) scans the table for the same ranges
+			 * index-free container (1.6) scans the table for the same ranges.
+			 * Without a hold or a failing row to leave out, a btree is read
+			 * in C (scan_add); else by SQL, which reads the rows.
 			 */
-			const char *sql = psprintf("SELECT %4$s, %5$s FROM"
-									   " (SELECT ttl.doc_purge_key(%1$s) AS k, %6$s AS h FROM %2$s"
-									   " WHERE ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.<=) $1"
-									   " AND ttl.doc_purge_key(%1$s) OPERATOR(pg_catalog.>=) $2"
-									   " ORDER BY 1 LIMIT %3$s) s",
-									   col, table, limit_txt, h.count, h.min, h.held);
-
+			if (!c->index_free && h.matches == (Datum) 0 && backlog_failed[0] == (Datum) 0)
+			{
+				leaf = table_open(lfirst_oid(lc), AccessShareLock);
+				/* row-level security counts what the owner's policies show: SQL */
+				if (!leaf->rd_rel->relrowsecurity)
+					index = open_key_btree(leaf, NameStr(c->doc_column));
+			}
+			w.key = psprintf("ttl.doc_purge_key(%s)", col);
+			w.cond = psprintf("%1$s OPERATOR(pg_catalog.<=) $1 AND %1$s OPERATOR(pg_catalog.>=) $2",
+							  w.key);
 			if (c->default_ttl > 0)
 			{
-				backlog_walk(sql, &inherited, &n, &have_k, &k);
-				out->expired += n;
+				if (index != NULL)
+					scan_add(out, leaf, index, &inherited, limit, leaf_left, &have_k, &k);
+				else
+					walk_add(out, &w, &h, &inherited, limit, leaf_left, &have_k, &k);
 				if (have_k)
 				{
 					/* a due key decodes to a _ts <= now - default: no overflow */
@@ -209,24 +364,26 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 					out->have_oldest = true;
 				}
 			}
-			backlog_walk(sql, &own, &n, &have_k, &k);
-			out->expired += n;
+			if (index != NULL)
+				scan_add(out, leaf, index, &own, limit, leaf_left, &have_k, &k);
+			else
+				walk_add(out, &w, &h, &own, limit, leaf_left, &have_k, &k);
 			if (have_k)
 				k = ttl_due_seconds(&own, k);
+			if (index != NULL)
+				index_close(index, NoLock);
+			if (leaf != NULL)
+				table_close(leaf, NoLock);
 		}
 		else
 		{
 			/* 1.0-1.2: one partial index per kind */
 			if (c->default_ttl > 0)
 			{
-				backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
-									  " (SELECT ttl.doc_ts(%1$s) AS k, %6$s AS h FROM %2$s"
-									  " WHERE ttl.doc_ttl(%1$s) IS NULL"
-									  " AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1"
-									  " ORDER BY 1 LIMIT %3$s) s",
-									  col, table, limit_txt, h.count, h.min, h.held),
-							 &inherited, &n, &have_k, &k);
-				out->expired += n;
+				w.key = psprintf("ttl.doc_ts(%s)", col);
+				w.cond = psprintf("ttl.doc_ttl(%1$s) IS NULL AND ttl.doc_ts(%1$s) OPERATOR(pg_catalog.<=) $1",
+								  col);
+				walk_add(out, &w, &h, &inherited, limit, leaf_left, &have_k, &k);
 				if (have_k)
 				{
 					/* k <= now - default, so this cannot overflow */
@@ -235,13 +392,9 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 					out->have_oldest = true;
 				}
 			}
-			backlog_walk(psprintf("SELECT %4$s, %5$s FROM"
-								  " (SELECT ttl.doc_expiry(%1$s) AS k, %6$s AS h FROM %2$s"
-								  " WHERE ttl.doc_expiry(%1$s) OPERATOR(pg_catalog.<=) $1"
-								  " ORDER BY 1 LIMIT %3$s) s",
-								  col, table, limit_txt, h.count, h.min, h.held),
-						 &own, &n, &have_k, &k);
-			out->expired += n;
+			w.key = psprintf("ttl.doc_expiry(%s)", col);
+			w.cond = psprintf("%s OPERATOR(pg_catalog.<=) $1", w.key);
+			walk_add(out, &w, &h, &own, limit, leaf_left, &have_k, &k);
 		}
 		if (have_k && (!out->have_oldest || k < out->oldest_s))
 		{
@@ -255,18 +408,14 @@ compute_backlog(Oid relid, Oid owner, Oid nspid, const TtlContainer *c,
 			 * counted already (due by their lifetime too) are not counted
 			 * again, and an item expired at the earlier of the two.
 			 */
-			char	   *key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
-									   quote_literal_cstr(c->deadline_property));
-
-			backlog_walk(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE NOT s.e AND %7$s), %8$s FROM"
-								  " (SELECT %1$s AS k, ttl.doc_expired(%2$s, %3$d, %6$s::pg_catalog.int8) AS e,"
-								  " %9$s AS h"
-								  " FROM %4$s WHERE %1$s OPERATOR(pg_catalog.<=) $1"
-								  " AND %1$s OPERATOR(pg_catalog.>=) $2 ORDER BY 1 LIMIT %5$s) s",
-								  key, col, c->default_ttl, table, limit_txt,
-								  psprintf(INT64_FORMAT, now_s), h.wanted, h.min, h.held),
-						 &deadline, &n, &have_k, &k);
-			out->expired += n;
+			w.key = psprintf("ttl.doc_deadline_key(%s, %s::pg_catalog.text)", col,
+							 quote_literal_cstr(c->deadline_property));
+			w.cond = psprintf("%1$s OPERATOR(pg_catalog.<=) $1 AND %1$s OPERATOR(pg_catalog.>=) $2",
+							  w.key);
+			w.count = psprintf("pg_catalog.count(*) FILTER (WHERE NOT s.e AND %s)", h.wanted);
+			w.extra = psprintf(", ttl.doc_expired(%s, %d, " INT64_FORMAT "::pg_catalog.int8) AS e",
+							   col, c->default_ttl, now_s);
+			walk_add(out, &w, &h, &deadline, limit, leaf_left, &have_k, &k);
 			if (have_k && (!out->have_oldest || k < out->oldest_s))
 			{
 				out->oldest_s = k;
@@ -432,8 +581,8 @@ static Datum
 backlog_datum(FunctionCallInfo fcinfo, const TtlBacklog *b)
 {
 	TupleDesc	tupdesc;
-	Datum		values[2];
-	bool		nulls[2] = {true, true};
+	Datum		values[3];
+	bool		nulls[3] = {true, true, true};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -441,6 +590,9 @@ backlog_datum(FunctionCallInfo fcinfo, const TtlBacklog *b)
 	{
 		values[0] = Int64GetDatum(b->expired);
 		nulls[0] = false;
+		/* 1.9's functions for ttl.stats and ttl.container_metrics: capped */
+		values[2] = BoolGetDatum(b->capped);
+		nulls[2] = false;
 	}
 	if (b->known && b->have_oldest)
 	{
@@ -454,6 +606,7 @@ backlog_datum(FunctionCallInfo fcinfo, const TtlBacklog *b)
 		values[1] = TimestampTzGetDatum(ts);
 		nulls[1] = false;
 	}
+	Assert(tupdesc->natts == 2 || tupdesc->natts == 3);
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
 }
 
@@ -468,7 +621,10 @@ ttl_backlog(PG_FUNCTION_ARGS)
 	return backlog_datum(fcinfo, &b);
 }
 
-/* ttl._backlog(container), for ttl.stats: NULLs instead of 42501. */
+/*
+ * ttl._backlog(container), for ttl.stats up to 1.8: NULLs instead of
+ * 42501, each key range walked up to BACKLOG_WALK_LIMIT.
+ */
 PG_FUNCTION_INFO_V1(ttl_backlog_if_readable);
 Datum
 ttl_backlog_if_readable(PG_FUNCTION_ARGS)
@@ -476,6 +632,22 @@ ttl_backlog_if_readable(PG_FUNCTION_ARGS)
 	TtlBacklog	b = {0};
 
 	container_backlog(PG_GETARG_OID(0), false, false, BACKLOG_WALK_LIMIT, &b);
+	return backlog_datum(fcinfo, &b);
+}
+
+/*
+ * ttl._stats_backlog(container) (1.9), for ttl.stats: as ttl._backlog, the
+ * count stopped at STATS_WALK_LIMIT for the container (capped says so),
+ * the oldest exact.
+ */
+PG_FUNCTION_INFO_V1(ttl_stats_backlog);
+Datum
+ttl_stats_backlog(PG_FUNCTION_ARGS)
+{
+	TtlBacklog	b = {0};
+
+	b.cap_total = true;
+	container_backlog(PG_GETARG_OID(0), false, false, STATS_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
 }
 
@@ -501,7 +673,8 @@ ttl_monitor_backlog(PG_FUNCTION_ARGS)
 						ttl_relation_display_name(PG_GETARG_OID(0))),
 				 errdetail("Only roles with the privileges of pg_read_all_stats (pg_monitor has them) read every container's backlog."),
 				 errhint("Read ttl.stats instead, which shows the backlog of the tables you may read.")));
-	container_backlog(PG_GETARG_OID(0), false, true, BACKLOG_WALK_LIMIT, &b);
+	b.cap_total = true;
+	container_backlog(PG_GETARG_OID(0), false, true, STATS_WALK_LIMIT, &b);
 	return backlog_datum(fcinfo, &b);
 }
 

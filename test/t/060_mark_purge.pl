@@ -21,6 +21,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use FindBin;
 use lib "$FindBin::Bin/../perl";
 use TtlTest;
@@ -217,12 +218,23 @@ $node->safe_psql('postgres', q{
 INSERT INTO r SELECT g, '{}' FROM generate_series(1, 5) g;
 });
 decode();
-is( $node->safe_psql('postgres', qq{
+# (a round skips a container the worker's visit holds at that moment: seen
+# on a loaded machine, r untouched; the call is repeated until r is empty,
+# at most 60 times; the application's deletes of m are then no-ops)
+my $around;
+for my $try (1 .. 60)
+{
+	$around = $node->safe_psql('postgres', qq{
 SET ttl.now_override = '$later';
 CALL app_around_run_purge(4, 5);
 SELECT pg_replication_origin_session_is_setup();
 SELECT count(*) FROM r;
-}), "f\n0", 'on: run_purge purged r and let its origin go');
+});
+	last if $around =~ /\n0$/;
+	note("run_purge left r to the worker's visit (try $try): again");
+	usleep(200_000);
+}
+is($around, "f\n0", 'on: run_purge purged r and let its origin go');
 ($all, $local) = decode();
 my @rtx = grep { grep { /^table public\.r: DELETE/ } @$_ } @$all;
 is(lines_of(\@rtx, qr/^table public\.r: DELETE/), 5, 'on: the 5 run_purge deletes are decoded');

@@ -12,6 +12,12 @@
 #  - app.broken: a DELETE trigger of its owner refuses, quoting the
 #    document: failing 1, and neither the document nor the error's words
 #    anywhere in the scrape;
+#  - app.late: its purge window never open while the test runs, so its
+#    expired items wait past ttl.backlog_alert_age (2 s here): behind 1
+#    with a behind_since, where the others are 0 (app.paused is paused:
+#    waiting is expected there);
+#  - app.big: paused with 1,001 expired items: expired_items stops at its
+#    cap, 1,000, and expired_items_capped says so (0 for the others);
 #  - the pool and the database: max_workers, naptime, the worker's visits.
 # And the monitoring role itself (no USAGE on the tables' schema either): it
 # cannot read the tables, ttl.stats shows
@@ -53,6 +59,7 @@ my $curl = find_program('curl');
 
 my $node = ttl_node('prom', q{
 ttl.batch_size = 10
+ttl.backlog_alert_age = 2
 });
 
 $node->safe_psql('postgres', q{
@@ -66,13 +73,22 @@ SET ROLE app;
 CREATE TABLE app.events (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TABLE app.paused (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE TABLE app.broken (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE app.late (id int PRIMARY KEY, doc jsonb NOT NULL);
+CREATE TABLE app.big (id int PRIMARY KEY, doc jsonb NOT NULL);
 CREATE FUNCTION app.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	RAISE EXCEPTION 'refused: %', OLD.doc;
 END $$;
 CREATE TRIGGER refuse BEFORE DELETE ON app.broken FOR EACH ROW EXECUTE FUNCTION app.refuse();
-SELECT ttl.enable(t, -1) FROM unnest('{app.events,app.paused,app.broken}'::regclass[]) t;
+SELECT ttl.enable(t, -1) FROM unnest('{app.events,app.paused,app.broken,app.late,app.big}'::regclass[]) t;
 SELECT ttl.pause('app.paused');
+SELECT ttl.pause('app.big');
+-- an hour's window twelve hours away: closed for the whole test
+SELECT ttl.set_purge_window('app.late',
+         to_char(now() AT TIME ZONE 'UTC' + interval '12 hours', 'HH24:MI') || '-'
+         || to_char(now() AT TIME ZONE 'UTC' + interval '13 hours', 'HH24:MI') || ' UTC');
+INSERT INTO app.late SELECT g, '{"ttl": 1}' FROM generate_series(1, 2) g;
+INSERT INTO app.big SELECT g, '{"ttl": 1}' FROM generate_series(1, 1001) g;
 INSERT INTO app.paused SELECT g, '{"ttl": 1, "secret": "paused-secret-payload"}' FROM generate_series(1, 4) g;
 INSERT INTO app.broken SELECT g, '{"ttl": 1, "secret": "broken-secret-payload"}' FROM generate_series(1, 2) g;
 INSERT INTO app.events SELECT g, '{"ttl": 1, "secret": "events-secret-payload"}' FROM generate_series(1, 3) g;
@@ -84,6 +100,11 @@ SELECT (SELECT count(*) FROM app.events) = 0
    AND (SELECT last_error IS NOT NULL FROM ttl.stats WHERE container = 'app.broken'::regclass)
    AND (SELECT last_served IS NOT NULL FROM ttl.databases WHERE datname = 'postgres')}),
 	'the worker purged app.events and failed on app.broken');
+# app.late's items expired more than ttl.backlog_alert_age ago
+ok($node->poll_query_until('postgres', q{
+SELECT behind FROM ttl.container_metrics WHERE container = 'app.late'::regclass},
+		't', extra_params => [ '-U', 'monitor' ]),
+	'monitor: app.late is behind in ttl.container_metrics');
 
 # ---- what the monitoring role reads in SQL ----
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM app.events',
@@ -98,6 +119,17 @@ is( $node->safe_psql('postgres',
 		    FROM ttl.container_metrics WHERE container::text = 'app.paused'},
 		extra_params => [ '-U', 'monitor' ]),
 	'4|t|t|f', 'monitor: ttl.container_metrics counts it');
+is( $node->safe_psql('postgres',
+		q{SELECT container, expired_backlog, expired_backlog_capped, behind, behind_since IS NOT NULL
+		    FROM ttl.container_metrics ORDER BY container::text},
+		extra_params => [ '-U', 'monitor' ]),
+	"app.big|1000|t|f|f\napp.broken|0|f|f|f\napp.events|0|f|f|f\napp.late|2|f|t|t\napp.paused|4|f|f|f",
+	'monitor: the count stops at 1,000 and says so; only app.late is behind');
+is( $node->safe_psql('postgres',
+		q{SELECT m.behind_since = s.behind_since AND m.behind_since <= now()
+		    FROM ttl.container_metrics m JOIN ttl.stats s USING (container)
+		   WHERE container = 'app.late'::regclass}),
+	't', 'behind_since as ttl.stats shows it');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM ttl.container_metrics',
 	extra_params => [ '-U', 'nobody' ]);
 like($err, qr/permission denied for view container_metrics/, 'a role without pg_monitor: not the view');
@@ -177,7 +209,8 @@ is(sample($text, 'pg_exporter_user_queries_load_error'), '0', 'ttl.yaml loads wi
 # every metric of the file, with its type
 my %types = (
 	map({ ("ttl_container_$_" => 'gauge') }
-		qw(expired_items oldest_expired_age_seconds last_purge_timestamp_seconds failing paused held backed_off)),
+		qw(expired_items oldest_expired_age_seconds last_purge_timestamp_seconds failing paused held backed_off
+		  expired_items_capped behind behind_since_timestamp_seconds)),
 	ttl_container_rows_purged_total => 'counter',
 	map({ ("ttl_database_$_" => 'gauge') } qw(last_served_timestamp_seconds due_rows worker_running failing)),
 	ttl_database_visits_total => 'counter',
@@ -207,6 +240,21 @@ is(sample($text, 'ttl_container_failing', container => 'app.broken'), '1', 'app.
 is(sample($text, 'ttl_container_paused', container => 'app.broken'), '0', 'app.broken: not paused');
 is(sample($text, 'ttl_container_held', container => 'app.broken'), '0', 'app.broken: not held');
 unlike($text, qr/secret|refused/, 'no document and no error words in the scrape');
+is(sample($text, 'ttl_container_behind', container => 'app.late'), '1', 'app.late: behind');
+cmp_ok(sample($text, 'ttl_container_behind_since_timestamp_seconds', container => 'app.late'), '>',
+	time - 3600, 'app.late: behind since a moment ago');
+for my $c (qw(app.events app.paused))
+{
+	is(sample($text, 'ttl_container_behind', container => $c), '0', "$c: not behind");
+	is(sample($text, 'ttl_container_behind_since_timestamp_seconds', container => $c), '0',
+		"$c: no behind_since");
+}
+is(sample($text, 'ttl_container_expired_items', container => 'app.big'), '1000',
+	'app.big: expired_items stops at 1,000');
+is(sample($text, 'ttl_container_expired_items_capped', container => 'app.big'), '1',
+	'app.big: and says it stopped there');
+is(sample($text, 'ttl_container_expired_items_capped', container => 'app.paused'), '0',
+	'app.paused: an exact count');
 is(sample($text, 'ttl_pool_max_workers'), $node->safe_psql('postgres', 'SHOW ttl.max_workers'),
 	'the pool: ttl.max_workers');
 is(sample($text, 'ttl_pool_naptime_seconds'), '1', 'the pool: ttl.naptime in seconds');
