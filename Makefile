@@ -28,7 +28,7 @@ ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=ttl --no-locale --en
 ISOLATION = purge_vs_update purge_vs_lock purge_concurrency purge_statement_path live_view_replan purge_lock_private purge_stale_default preview_snapshot purge_vs_deadline live_filter_policy stats_dropped rule10_race rule10_isolation legal_hold_race archive_ddl archive_busy owner_race rule10_policy_fresh legal_hold_horizon rule10_window retire_race retire_default_lock
 # with shared_preload_libraries = 'ttl' (test/run-all's isolation-preload):
 # rule 10 with the worker loaded (it needs no shared memory since 1.9)
-ISOLATION_PRELOAD = rule10_floor rule10_gap_deadline rule10_gap_old rule10_policy_fresh rule10_window
+ISOLATION_PRELOAD = rule10_floor rule10_gap_deadline rule10_gap_old rule10_policy_fresh rule10_window rule10_floor_old rule10_floor_raise rule10_floor_policy
 REGRESS_PRELOAD = rule10_floor_rows legal_hold_floor rule10_due_set purge_failures_worker purge_progress_self
 
 # installcheck makes its scratch databases itself (see below)

@@ -188,6 +188,17 @@ $$;
 CREATE EVENT TRIGGER ttl_trigger_ddl_end ON ddl_command_end
     WHEN TAG IN ('CREATE TRIGGER', 'ALTER TRIGGER') EXECUTE FUNCTION ttl._ddl_end();
 
+-- rule 10's due floor (src/stamp/replace_floor.c): the rows of this
+-- database's containers that probed their unique indexes and that skipped
+-- the probe because nothing of their leaf could be expired, since the
+-- server started (with the preload; zeros without it)
+CREATE FUNCTION ttl._rule10_counts(OUT probes bigint, OUT skipped bigint)
+RETURNS record
+    AS 'MODULE_PATHNAME', 'ttl_rule10_counts'
+    LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION ttl._rule10_counts() IS 'rows of this database that probed, and that skipped the probe, for rule 10 since the server started (internal)';
+REVOKE ALL ON FUNCTION ttl._rule10_counts() FROM PUBLIC;
+
 -- ---------------------------------------------------------------------------
 -- section: retiring whole partitions
 -- ---------------------------------------------------------------------------

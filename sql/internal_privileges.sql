@@ -27,6 +27,7 @@ INSERT INTO internal_class VALUES
     ('ttl._trigger_args_decode(text[])', false, 'tests: the trigger arguments'' codec'),
     ('ttl._in_purge_window(text,timestamp with time zone)', false, 'tests: the purge window parser'),
     ('ttl._next_purge_window(text,timestamp with time zone)', false, 'tests: the purge window parser'),
+    ('ttl._rule10_counts()', false, 'tests and bench: rule 10''s probes and skips in this database'),
     -- callable: called with the caller's rights by a public function or view
     ('ttl._register(regclass,integer,name)', true, 'ttl.enable; checks ownership first'),
     ('ttl._existing_rows(regclass,name,boolean)', true, 'ttl.enable; checks ownership first, works as the owner'),

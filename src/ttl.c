@@ -22,13 +22,14 @@
  *   shmem_request /     (with the preload) previous -> scheduler: worker
  *   shmem_startup       slots, databases, resume points, the replication
  *                       wait -> guard: events -> purge: the purges'
- *                       progress slots (rule 10 has none; without the
- *                       preload, 17+ takes the slots from the DSM
- *                       registry at run time)
+ *                       progress slots (without the preload, 17+
+ *                       takes the slots from the DSM registry at run
+ *                       time) -> stamp: rule 10's due floors
  *   callbacks           relcache: registry (cached policies), stamp (rule
  *                       10's cached leaves), purge (archive fits); syscache
  *                       EXTENSIONOID: base (the installed SQL version); xact:
- *                       stamp (rule 10's statements, retired leaves), purge (a marking round's
+ *                       stamp (rule 10's statements, retired leaves, the
+ *                       floors' writers in flight), purge (a marking round's
  *                       origin given back at abort), scheduler (CREATE EXTENSION ttl tells
  *                       the launcher, with the preload); subxact: stamp
  *   policy door         registry/policy.c <- citus (ttl_citus_ops): the
@@ -67,6 +68,7 @@
 #include "scheduler/replication_wait.h"
 #include "scheduler/scheduler.h"
 #include "stamp/replace.h"
+#include "stamp/replace_floor.h"
 
 PG_MODULE_MAGIC;
 
@@ -205,6 +207,7 @@ ttl_shmem_request(void)
 	ttl_replication_wait_shmem_request();
 	ttl_guard_shmem_request();
 	ttl_progress_shmem_request();
+	ttl_floor_shmem_request();
 }
 
 static void
@@ -216,6 +219,7 @@ ttl_shmem_startup(void)
 	ttl_replication_wait_shmem_startup();
 	ttl_guard_shmem_startup();
 	ttl_progress_shmem_startup();
+	ttl_floor_shmem_startup();
 }
 
 /*
@@ -248,6 +252,8 @@ _PG_init(void)
 	CacheRegisterSyscacheCallback(EXTENSIONOID, ttl_sql_version_forget, (Datum) 0);
 	RegisterXactCallback(ttl_replace_xact_callback, NULL);
 	RegisterXactCallback(ttl_mark_xact_callback, NULL);
+	/* a policy change resets rule 10's floors (before it commits) */
+	ttl_policy_change_hook = ttl_floor_reset_container;
 	RegisterSubXactCallback(ttl_replace_subxact_callback, NULL);
 
 	prev_planner = planner_hook;

@@ -33,6 +33,7 @@ int			ttl_batch_size = 1000;
 int			ttl_batch_timeout = 60000;
 int			ttl_max_visit_time = 300000;
 int			ttl_cost_limit = 200;
+int			ttl_test_floor_gate = 0;
 double		ttl_cost_delay = 2.0;
 bool		ttl_mark_purge_deletes = false;
 int			ttl_max_replication_lag = -1;
@@ -314,6 +315,22 @@ ttl_define_settings(void)
 							300000, 1000, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	/*
+	 * A test's hook into rule 10's floor (stamp/replace_floor.c): a
+	 * recompute of a leaf's floor first takes and releases this advisory
+	 * lock (shared, bigint key), so an isolation spec can hold it there
+	 * between its look at the writers in flight and its index reads.  0:
+	 * none.  Superuser only, hidden.
+	 */
+	DefineCustomIntVariable("ttl.test_floor_gate",
+							"Advisory lock key a recompute of a rule 10 floor waits on (tests only).",
+							NULL,
+							&ttl_test_floor_gate,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("ttl.cost_limit",

@@ -20,6 +20,7 @@ extern int	ttl_batch_size;
 extern int	ttl_batch_timeout;
 extern int	ttl_max_visit_time;
 extern int	ttl_cost_limit;
+extern int	ttl_test_floor_gate;
 extern double ttl_cost_delay;
 extern bool ttl_mark_purge_deletes;
 extern int	ttl_max_replication_lag;

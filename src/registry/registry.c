@@ -463,7 +463,16 @@ ttl_lock_container(Oid relid)
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	/*
+	 * Rule 10's floors of its leaves are unknown from now on (before the
+	 * change commits; a recompute holds the replace lock, which waits).
+	 */
+	if (ttl_policy_change_hook != NULL)
+		ttl_policy_change_hook(relid);
 }
+
+/* ttl.c sets it: rule 10's floors reset (stamp/replace_floor.c). */
+void		(*ttl_policy_change_hook) (Oid relid) = NULL;
 
 /*
  * Wait for, and hold until commit, the container's replace lock as a
@@ -480,6 +489,41 @@ ttl_lock_container_for_replace(Oid relid)
 	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
 	if (LockAcquire(&tag, RowExclusiveLock, false, false) != LOCKACQUIRE_ALREADY_CLEAR)
 		AcceptInvalidationMessages();
+}
+
+/*
+ * The container's replace lock as a writer if no policy change holds it:
+ * for a recompute of rule 10's floor, which must read the policy committed
+ * now (invalidations processed when the lock is new); *was_held: this
+ * transaction held it already.  ttl_unlock_container_for_replace gives it
+ * back (unless it was held): a recompute does not make a policy change
+ * wait for the rest of its transaction.
+ */
+bool
+ttl_try_lock_container_for_replace(Oid relid, bool *was_held)
+{
+	LOCKTAG		tag;
+	LockAcquireResult r;
+
+	container_lock_tag(&tag, relid);
+	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
+	r = LockAcquire(&tag, RowExclusiveLock, false, true);
+	*was_held = r == LOCKACQUIRE_ALREADY_HELD || r == LOCKACQUIRE_ALREADY_CLEAR;
+	if (r == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	if (!*was_held)
+		AcceptInvalidationMessages();
+	return true;
+}
+
+void
+ttl_unlock_container_for_replace(Oid relid)
+{
+	LOCKTAG		tag;
+
+	container_lock_tag(&tag, relid);
+	tag.locktag_field4 = CONTAINER_REPLACE_SUBID;
+	LockRelease(&tag, RowExclusiveLock, false);
 }
 
 /* Take the container's lock until commit if nobody holds it. */

@@ -78,5 +78,8 @@ extern void ttl_check_container_owner(Oid relid);
 extern void ttl_lock_container(Oid relid);
 extern bool ttl_try_lock_container(Oid relid);
 extern void ttl_lock_container_for_replace(Oid relid);
+extern bool ttl_try_lock_container_for_replace(Oid relid, bool *was_held);
+extern void ttl_unlock_container_for_replace(Oid relid);
+extern void (*ttl_policy_change_hook) (Oid relid);
 
 #endif							/* TTL_REGISTRY_H */

@@ -19,43 +19,28 @@
  *		one (ddl/ddl_triggers.c refuses one), so nothing changes the row
  *		after it is judged.
  *
- * Exact by construction: every row probes every unique index it has a key
- * in, so every holder that is in the index when the row is checked is
- * judged by the rules.  Nothing is remembered between rows, statements or
- * backends (no floor, no look, no shared memory): there is nothing to keep
- * up to date, and nothing one database could disturb in another.  What is
- * left is the race that core's own check has before the insertion: a
- * holder that reaches the index after this row's probe and before the
- * row's own insertion is not seen here; the unique check then waits for
- * it and raises 23505 (ON CONFLICT handles it) as for any concurrent
- * writer of the key (src/stamp/README.md).
+ * Exact: every row probes every unique index it has a key in, unless its
+ * leaf's due floor (replace_floor.c, read at every row) says nothing of
+ * the leaf can be expired at the statement's time, so every holder that
+ * is in the index when the row is checked is judged by the rules.  What
+ * is left is the race core's own check has before the insertion: a holder
+ * that reaches the index after this row's check and before the row's own
+ * insertion (src/stamp/README.md).
  *
  * The probe is core's (check_exclusion_or_unique_constraint in
  * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
- * predicate first) looked up in the index with a dirty snapshot.  A holder
- * whose inserting or deleting transaction is in progress is waited for,
- * then looked up again; so is a speculative insertion.  A holder that is
- * not expired is left to the unique check (23505, ON CONFLICT), as before.
- * An UPDATE never looks at its own old row.  Cost: one more descent of
- * each unique index per row, about 10,000 instructions on a text key
- * (src/stamp/README.md; bench row 14, docs/benchmarks.md).  Where keys
- * are never written twice, ttl.set_replace_expired(container, false)
- * turns rule 10 off (the registry's replace_expired).
- *
- * Files, one phase each: replace.c (this: the statement's state, the only
- * one, and the probe of one row), replace_leaf.c (the leaf's cache),
- * replace_holder.c (an expired holder replaced, or why not),
- * replace_running.c (the statements running, their ON CONFLICT).
+ * predicate first) looked up with a dirty snapshot; a holder whose writer
+ * is in progress (or a speculative insertion) is waited for, then looked
+ * up again; a live holder is left to the unique check (23505, ON
+ * CONFLICT); an UPDATE never looks at its own old row.
  *
  * Per statement (the trigger's FmgrInfo lives as long as the statement's
- * result relation, one per leaf partition): the container's policy as
- * cached (registry.c; pending invalidations processed first, so a
- * prepared statement re-run in a transaction that holds its locks sees a
- * change committed meanwhile) or carried by a Citus shard's trigger, and
- * two slots.  Nothing is probed for a container whose default is NULL
- * (nothing is expired there) or whose setting is off, nor in a database
- * whose extension SQL is older than 1.7 (the library serves it unchanged:
- * rule 10 takes effect with ALTER EXTENSION ttl UPDATE: base/sql_version.c).
+ * result relation, one per leaf): the container's policy as cached
+ * (invalidations processed first: a prepared statement re-run in a
+ * transaction that holds its locks sees a change committed meanwhile) or
+ * carried by a Citus shard's trigger, the leaf's floor and two slots.
+ * Nothing is probed where the default is NULL, rule 10 is off
+ * (ttl.set_replace_expired) or the SQL is older than 1.7.
  *
  * Locking: the probe reads the indexes the statement has opened
  * (RowExclusiveLock) without locking them again; a busy holder's writer is
@@ -83,6 +68,7 @@
 #include "registry/trigger_args.h"
 #include "stamp/replace.h"
 #include "stamp/replace_holder.h"
+#include "stamp/replace_floor.h"
 #include "stamp/replace_leaf.h"
 #include "stamp/replace_running.h"
 
@@ -98,6 +84,7 @@ struct TtlReplaceState
 	int64		now_seconds;
 	AttrNumber	doc_attnum;
 	LeafInfo   *leaf;
+	TtlFloorSlot *floor;		/* the leaf's due floor, or NULL (replace_floor.c) */
 	TupleTableSlot *new_slot;	/* the row being written */
 	TupleTableSlot *holder_slot;	/* a row holding its key */
 };
@@ -110,7 +97,11 @@ ttl_replace_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		/* its rows are in the indexes (or dead): no longer in flight */
+		ttl_floor_xact_end();
 		ttl_leaf_free_retired();
+	}
 }
 
 /* A subxact callback (ttl.c registers it). */
@@ -134,15 +125,12 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	LeafInfo   *leaf;
 	MemoryContext old;
 	TtlTriggerArgs args;
+	bool		first = false;
 
 	state->doc_attnum = doc_attnum;
 	/*
-	 * Rule 7: a policy change applies to every statement that starts after
-	 * its commit.  The registry's cache is refreshed by invalidations, which
-	 * a statement processes when it takes a lock it does not hold yet; a
-	 * prepared statement (or a PL/pgSQL plan) run again in a transaction
-	 * that holds its locks takes none, so they are processed here, at the
-	 * statement's first row.
+	 * Rule 7: a prepared statement re-run in a transaction that holds its
+	 * locks processes no invalidations: here, at its first row, it does.
 	 */
 	AcceptInvalidationMessages();
 	if (!ttl_sql_at_least(1, 7))
@@ -161,16 +149,51 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 		strlcpy(state->policy.deadline_property, args.deadline_property,
 				sizeof(state->policy.deadline_property));
 	}
-	/* the container of the leaf: the first of its ancestors the registry knows */
-	else if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
-		return state;
+	else
+	{
+		/* in flight on the leaf's floor before the policy is read */
+		if (!leaf->floor_looked)
+		{
+			leaf->floor = ttl_floor_slot(RelationGetRelid(rel), true);
+			leaf->floor_looked = true;
+		}
+		if (leaf->floor != NULL)
+			first = ttl_floor_enter(leaf->floor);
+		/* the container of the leaf: the first of its ancestors the registry knows */
+		if (!ttl_policy_of_partition(leaf->ancestors, leaf->nancestors, &state->policy))
+			return state;
+	}
 	state->container = state->policy.relid;
 	/* TTL off: nothing is expired; rule 10 turned off (ttl.set_replace_expired) */
 	if (state->policy.default_is_null || !state->policy.replace_expired ||
 		leaf->nindexes == 0)
 		return state;
-	state->leaf = leaf;
 	state->now_seconds = ttl_current_unix_seconds();
+	if (!state->from_trigger && leaf->floor != NULL)
+	{
+		uint64		word;
+		bool		was_held;
+		Oid			locked = state->container;
+
+		/* alone on a floor unknown or passed: recompute it (replace_floor.c) */
+		if (first && ttl_floor_may_raise(leaf->floor, state->now_seconds, &word) &&
+			ttl_try_lock_container_for_replace(locked, &was_held))
+		{
+			bool		on = ttl_policy_of_partition(leaf->ancestors, leaf->nancestors,
+													 &state->policy) &&
+				!state->policy.default_is_null && state->policy.replace_expired;
+
+			if (on)
+				(void) ttl_floor_raise(leaf->floor, word, rel, &state->policy, doc_attnum);
+			if (!was_held)
+				ttl_unlock_container_for_replace(locked);
+			if (!on)
+				return state;
+			state->container = state->policy.relid;
+		}
+		state->floor = leaf->floor;
+	}
+	state->leaf = leaf;
 	/* the slots are the statement's: nothing kept holds a buffer pin */
 	old = MemoryContextSwitchTo(mcxt);
 	state->new_slot = MakeSingleTupleTableSlot(leaf->desc, &TTSOpsHeapTuple);
@@ -302,6 +325,23 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		*statep = state = build_state(mcxt, trigdata, doc_attnum);
 	if (!state->active)
 		return;
+	if (state->floor != NULL)
+	{
+		bool		isnull;
+		Datum		doc = heap_getattr(newtuple, doc_attnum, RelationGetDescr(rel), &isnull);
+		int64		expiry;
+
+		/* the floor lowered to this row's expiry before it can be indexed */
+		if (!isnull &&
+			ttl_datum_expiry_with_deadline(doc, false, state->policy.default_ttl,
+										   TTL_HAS_DEADLINE(&state->policy) ?
+										   state->policy.deadline_property : NULL,
+										   &expiry))
+			ttl_floor_lower(state->floor, expiry);
+		/* nothing of the leaf can be expired now: no probe */
+		if (ttl_floor_skips(state->floor, state->now_seconds))
+			return;
+	}
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 		self = &trigdata->tg_trigtuple->t_self;
 	econtext = GetPerTupleExprContext(state->leaf->estate);

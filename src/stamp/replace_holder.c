@@ -10,15 +10,10 @@
  *		NOTHING skips the row, and DO UPDATE, which would merge into the
  *		expired item, raises 23505 here.
  *
- * Locking: the index is the statement's (RowExclusiveLock); the replace
- * lock (registry.c, RowExclusiveLock until commit, which only a policy
- * change conflicts with) orders a replacement against policy changes: a
- * writer never replaces by a policy that a concurrent change has made
- * stale, and a policy change waits for the writers that replaced by the
- * old one.  The delete waits for whoever holds the row (purge_replace.c).
- * A container the restore guard holds replaces nothing: the write
- * conflicts (23505, the detail naming the hold) unless its ON CONFLICT
- * clause covers that index.
+ * Locking: the index is the statement's; the replace lock (registry.c,
+ * RowExclusiveLock until commit, which only a policy change conflicts
+ * with) means a writer never replaces by a stale policy.  The delete waits
+ * for whoever holds the row (purge_replace.c).
  */
 #include "postgres.h"
 

@@ -5,7 +5,7 @@
  *		row type, its ancestors, the expressions of its stored generated
  *		columns, kept across statements and transactions and dropped by the
  *		leaf's relcache invalidation (ttl.c's callback).  Backend-local: it
- *		holds definitions, never what a leaf's rows are.
+ *		holds definitions (and its floor slot's address), never rows.
  *
  * Locking: the indexes are opened with RowExclusiveLock while the entry
  * is built (the statement holds the table); nothing kept holds a lock, a
@@ -26,25 +26,17 @@
 
 #include "base/compat.h"
 #include "stamp/replace.h"
+#include "stamp/replace_floor.h"
 #include "stamp/replace_leaf.h"
 
 /* ---- the leaf's cache ---- */
 
 /*
- * Per leaf (hash on its OID): its unique btree indexes with their
- * IndexInfo (key equality operators, expressions and predicate prepared in
- * an EState of the cache's own), the row type, and the tables it is a
- * partition of.  Building that costs a one-row INSERT more than its probe
- * (catalog look-ups for every key's operator), so it is kept across
- * statements.  Anything that changes what it holds invalidates the leaf's
- * relcache entry: an index created, dropped or made valid, a column
- * changed, ATTACH / DETACH PARTITION; the relcache callback then drops the
- * entry.  A dropped entry may still serve a statement that is running (an
- * inner write of the same leaf from a trigger can rebuild it meanwhile),
- * so it is only retired then, and freed at the end of the transaction.
- * The container's policy is never kept here: the registry's cache
- * (registry.c) serves it to every statement.  Nothing here holds a buffer
- * pin or a relation reference: the slots are the statement's.
+ * Per leaf (hash on its OID).  Building an entry costs a one-row INSERT
+ * more than its probe (catalog look-ups for every key's operator), so it
+ * is kept across statements.  A dropped entry may still serve a running
+ * statement (an inner write of the same leaf from a trigger can rebuild
+ * it meanwhile), so it is retired, and freed at the end of the transaction.
  */
 typedef struct LeafEntry
 {
@@ -69,6 +61,9 @@ ttl_replace_invalidate(Datum arg, Oid relid)
 {
 	LeafEntry  *entry;
 
+	/* rule 10's floor of the leaf is unknown from now on (replace_floor.c) */
+	if (relid != InvalidOid)
+		ttl_floor_reset(relid);
 	if (leaf_cache == NULL)
 		return;
 	if (relid != InvalidOid)

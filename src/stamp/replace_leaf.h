@@ -34,6 +34,8 @@ typedef struct LeafInfo
 	ReplaceIndex *indexes;
 	ResultRelInfo *generated;	/* its stored generated columns' expressions
 								 * (ri_RelationDesc set per use), or NULL */
+	struct TtlFloorSlot *floor;	/* its due floor's slot (replace_floor.c): */
+	bool		floor_looked;	/* NULL once looked for: none to be had */
 } LeafInfo;
 
 

@@ -526,6 +526,8 @@ my %calls = (
 	  { calls => sub { sel('ttl._trigger_args', q{'doc'}, q{'until'}, 'true', 60, 'false', q{'public.arch'}, 'NULL') } },
 	'ttl._trigger_args_decode(text[])' =>
 	  { calls => sub { sel('ttl._trigger_args_decode', q{'{format=2,doc=doc,deadline=until}'}) } },
+	# rule 10's floor (1.9): probes and skips of this database
+	'ttl._rule10_counts()' => { calls => sub { sel('ttl._rule10_counts') } },
 	'ttl.disable(regclass)' => { calls => sub { sel('ttl.disable', reg(fresh('deadline'))) } },
 	'ttl.set_default_ttl(regclass,integer)' => { calls => sub { on_containers('ttl.set_default_ttl', 100000) } },
 	'ttl.pause(regclass)' => { calls => sub { sel('ttl.pause', reg(fresh('container'))) } },
