@@ -88,6 +88,22 @@ block_all_visible(VmCache *vm, ItemPointer tid)
 	return vm->last_all_visible;
 }
 
+/*
+ * Whether the scan's current entry (at tid) has a row its snapshot sees:
+ * an all-visible page answers without the heap, as an index-only scan does.
+ */
+static bool
+entry_visible(VmCache *vm, IndexScanDesc scan, TupleTableSlot *slot, ItemPointer tid)
+{
+	bool		visible;
+
+	if (block_all_visible(vm, tid))
+		return true;
+	visible = index_fetch_heap(scan, slot);
+	ExecClearTuple(slot);
+	return visible;
+}
+
 static void
 check_index(Relation index, Snapshot snapshot)
 {
@@ -155,14 +171,8 @@ ttl_btree_count_range(Relation heap, Relation index, Snapshot snapshot,
 	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (!block_all_visible(&vm, tid))
-		{
-			bool		visible = index_fetch_heap(scan, slot);
-
-			ExecClearTuple(slot);
-			if (!visible)
-				continue;
-		}
+		if (!entry_visible(&vm, scan, slot, tid))
+			continue;
 		if (!*have_first)
 		{
 			bool		isnull;
@@ -219,14 +229,8 @@ ttl_btree_count_visible(Relation heap, Relation index, Snapshot snapshot,
 		Datum		d;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!block_all_visible(&vm, tid))
-		{
-			bool		visible = index_fetch_heap(scan, slot);
-
-			ExecClearTuple(slot);
-			if (!visible)
-				continue;
-		}
+		if (!entry_visible(&vm, scan, slot, tid))
+			continue;
 		d = index_getattr(scan->xs_itup, 1, scan->xs_itupdesc, &isnull);
 		key = isnull ? 0 : DatumGetInt64(d);
 		if (have && isnull == run_isnull && key == run_key)
