@@ -120,14 +120,21 @@ forget_deferred(Oid container)
 	MemoryContextSwitchTo(old);
 }
 
+/* Append (container, leaf) to two parallel lists kept in TopMemoryContext. */
 static void
-note_deferred(Oid container, Oid leaf)
+remember_pair(List **containers, List **leaves, Oid container, Oid leaf)
 {
 	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-	deferred_containers = lappend_oid(deferred_containers, container);
-	deferred_leaves = lappend_oid(deferred_leaves, leaf);
+	*containers = lappend_oid(*containers, container);
+	*leaves = lappend_oid(*leaves, leaf);
 	MemoryContextSwitchTo(old);
+}
+
+static void
+note_deferred(Oid container, Oid leaf)
+{
+	remember_pair(&deferred_containers, &deferred_leaves, container, leaf);
 }
 
 /*
@@ -177,11 +184,7 @@ static char *qualified_name(Oid relid);
 static void
 note_pending_drop(Oid container, Oid leaf)
 {
-	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
-
-	drop_containers = lappend_oid(drop_containers, container);
-	drop_leaves = lappend_oid(drop_leaves, leaf);
-	MemoryContextSwitchTo(old);
+	remember_pair(&drop_containers, &drop_leaves, container, leaf);
 }
 
 /* One deferred DROP, as a subtransaction's step. */
