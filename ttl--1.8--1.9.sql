@@ -545,3 +545,37 @@ SELECT pid, database, container, phase, rows_done, rows_due, rows_per_second, st
 COMMENT ON VIEW ttl.purge_progress IS
     'one row per running purge: the container it is in now, its phase (walking, deleting, archiving, retiring, throttled, waiting for replicas), rows deleted from it by this purge, rows due when this purge reached it (counted as ttl.stats counts expired_backlog; NULL for ttl.purge()), the rate, and since when';
 GRANT SELECT ON ttl.purge_progress TO PUBLIC;
+
+-- operator: the worker's backlog figure says when it is a lower bound
+--
+-- ttl.databases.due_rows is counted by the worker as it leaves a database,
+-- up to 10,000 rows per purge index; due_rows_capped (new, at the end) is
+-- true when one of those counts stopped there.  The function's result type
+-- changes, so the view is made again, with the grants of 1.2.
+DROP VIEW ttl.databases;
+DROP FUNCTION ttl._databases();
+CREATE FUNCTION ttl._databases(OUT datid oid, OUT datname text, OUT has_ttl boolean,
+                               OUT worker_pid integer, OUT last_served timestamptz,
+                               OUT due_rows bigint, OUT oldest_due timestamptz,
+                               OUT last_error text, OUT visits bigint,
+                               OUT container oid, OUT step text,
+                               OUT terminated_visits bigint, OUT last_termination text,
+                               OUT replication_wait_since timestamptz,
+                               OUT replication_wait_for text,
+                               OUT replication_lag_bytes bigint,
+                               OUT due_rows_capped boolean)
+RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'ttl_databases'
+    LANGUAGE C VOLATILE;
+
+CREATE VIEW ttl.databases AS
+SELECT datid, datname, has_ttl, worker_pid, last_served, due_rows, oldest_due,
+       ttl.now() OPERATOR(pg_catalog.-) oldest_due AS oldest_due_age,
+       last_error, visits, container, step, terminated_visits, last_termination,
+       replication_wait_since, replication_wait_for, replication_lag_bytes,
+       due_rows_capped
+  FROM ttl._databases();
+COMMENT ON VIEW ttl.databases IS 'per database: whether it has ttl (NULL: not visited yet), its worker now, when it was last served, the backlog its last worker left (due rows, counted up to 10000 per purge index, due_rows_capped says when a count stopped there; oldest due item), the error that ended a visit, how many workers visited it, the container its worker is in now (OID in that database) and its step there (batch, backlog walk, restore guard estimate), the visits the launcher terminated after ttl.max_visit_time, and, while its purge waits for a replica further behind than ttl.max_replication_lag, since when, which standby or slot, and how many bytes behind';
+REVOKE ALL ON FUNCTION ttl._databases() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ttl._databases() TO pg_read_all_stats;
+GRANT SELECT ON ttl.databases TO pg_read_all_stats;

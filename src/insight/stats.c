@@ -680,16 +680,18 @@ ttl_monitor_backlog(PG_FUNCTION_ARGS)
 
 /*
  * For the worker as it leaves a database: relid's due rows, counted up to
- * TTL_SCHEDULER_WALK_LIMIT per purge index, and its oldest due item (0:
- * none).  False when it could not be computed (a WARNING says why).
+ * TTL_SCHEDULER_WALK_LIMIT per purge index (capped: a count stopped there,
+ * so a lower bound), and its oldest due item (0: none).  False when it
+ * could not be computed (a WARNING says why).
  */
 bool
-ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due)
+ttl_scheduler_backlog(Oid relid, int64 *due_rows, bool *capped, TimestampTz *oldest_due)
 {
 	TtlBacklog	b = {0};
 
 	container_backlog(relid, false, false, TTL_SCHEDULER_WALK_LIMIT, &b);
 	*due_rows = b.known ? b.expired : 0;
+	*capped = b.known && b.capped;
 	*oldest_due = 0;
 	if (b.known && b.have_oldest &&
 		!pg_sub_s64_overflow(b.oldest_s, TTL_UNIX_EPOCH_OFFSET, oldest_due) &&

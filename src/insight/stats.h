@@ -17,7 +17,8 @@
 
 extern void ttl_record_purge(Oid relid, int64 deleted, const char *error);
 extern void ttl_record_retire(Oid relid, int64 leaves, int64 rows);
-extern bool ttl_scheduler_backlog(Oid relid, int64 *due_rows, TimestampTz *oldest_due);
+extern bool ttl_scheduler_backlog(Oid relid, int64 *due_rows, bool *capped,
+								  TimestampTz *oldest_due);
 extern bool ttl_progress_due_rows(Oid relid, int64 *due_rows);
 /* behind.c: the worker's WARNING on falling behind, LOG on catching up */
 extern void ttl_behind_note(Oid relid, TimestampTz oldest);

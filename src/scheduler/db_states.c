@@ -61,6 +61,7 @@ typedef struct TtlDbState
 	int64		visits;			/* workers started for it */
 	TimestampTz last_served;	/* the end of its last worker's visit */
 	int64		due_rows;		/* backlog when its last worker left */
+	bool		due_rows_capped;	/* a lower bound: a count stopped */
 	TimestampTz oldest_due;		/* 0: none due */
 	TimestampTz last_error_at;
 	char		last_error[TTL_ERROR_LEN];
@@ -502,7 +503,8 @@ ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before)
  * a container's once it is purged again.
  */
 void
-ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due)
+ttl_db_publish_backlog(Oid dboid, int64 due_rows, bool due_rows_capped,
+					   TimestampTz oldest_due)
 {
 	TtlDbState *db;
 
@@ -511,6 +513,7 @@ ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due)
 	if (db != NULL)
 	{
 		db->due_rows = due_rows;
+		db->due_rows_capped = due_rows_capped;
 		db->oldest_due = oldest_due;
 		db->last_error[0] = '\0';
 	}
@@ -655,6 +658,7 @@ ttl_db_report(int *n)
 		r->pid = db->pid;
 		r->last_served = db->last_served;
 		r->due_rows = db->due_rows;
+		r->due_rows_capped = db->due_rows_capped;
 		r->oldest_due = db->oldest_due;
 		strlcpy(r->last_error, db->last_error, sizeof(r->last_error));
 		r->visits = db->visits;

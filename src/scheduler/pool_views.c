@@ -62,8 +62,8 @@ ttl_databases(PG_FUNCTION_ARGS)
 	for (i = 0; i < n; i++)
 	{
 		TtlDbReport *db = &dbs[i];
-		Datum		values[16];
-		bool		nulls[16] = {0};
+		Datum		values[17];
+		bool		nulls[17] = {0};
 		char	   *name = get_database_name(db->dboid);
 		Oid			relid;
 		TtlStep		step;
@@ -99,9 +99,12 @@ ttl_databases(PG_FUNCTION_ARGS)
 		set_replication_wait(&values[13], &nulls[13],
 							 waiting && !(db->has_ttl_known && !db->has_ttl),
 							 since, &lag);
+		/* 1.9: whether due_rows is a lower bound (a count stopped) */
+		values[16] = BoolGetDatum(db->due_rows_capped);
+		nulls[16] = nulls[5];
 		/* 1.2 to 1.6 declare the first nine columns; an older 1.7 build 13 */
 		Assert(rsinfo->setDesc->natts == 9 || rsinfo->setDesc->natts == 13 ||
-			   rsinfo->setDesc->natts == 16);
+			   rsinfo->setDesc->natts == 16 || rsinfo->setDesc->natts == 17);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

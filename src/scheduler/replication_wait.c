@@ -6,12 +6,12 @@
  *		finds a replica that counts further behind than the setting
  *		(base/replication_lag.c), and ends when one of them finds none.
  *		While it lasts the launcher starts no visit and a running worker
- *		ends its visit after the batch in progress; the episode (since
+ *		waits after the batch in progress (for a naptime at most, then
+ *		ends its visit: worker.c); the episode (since
  *		when, which standby or slot, how far behind) is kept here for
  *		ttl.worker_pool and ttl.databases, and logged once when it starts
- *		and once when it ends, whoever notices.  A worker that ends its
- *		visit this way does not wait, so nothing counts against the visit
- *		bound.
+ *		and once when it ends, whoever notices.  The worker marks its
+ *		wait (base/visit.c), so it does not count against the visit bound.
  *
  * Locking: a spinlock over the episode, held to copy or update a few
  * fields; the measurement is made before it is taken.  Shared memory is
@@ -101,7 +101,7 @@ ttl_replication_wait_check(bool by_launcher)
 						lag.who, lag.lag_bytes, ttl_max_replication_lag),
 				 by_launcher ?
 				 errdetail("The launcher starts no purge visit until it has caught up.") :
-				 errdetail("The purge worker ends its visit after the batch in progress; the launcher starts no other until it has caught up."),
+				 errdetail("The purge worker waits after the batch in progress, for a naptime at most, then ends its visit; the launcher starts no other until it has caught up."),
 				 errhint("ttl.replication_lag_ignore leaves out a standby or slot that is meant to lag.")));
 	if (ended)
 		ereport(LOG,

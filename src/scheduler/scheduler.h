@@ -61,7 +61,8 @@ extern int64 ttl_db_visits(Oid dboid);
 extern void ttl_db_mark_has_ttl(Oid dboid);
 extern uint32 ttl_db_ext_marks(Oid dboid);
 extern void ttl_db_set_has_ttl(Oid dboid, bool has_ttl, uint32 marks_before);
-extern void ttl_db_publish_backlog(Oid dboid, int64 due_rows, TimestampTz oldest_due);
+extern void ttl_db_publish_backlog(Oid dboid, int64 due_rows, bool due_rows_capped,
+								   TimestampTz oldest_due);
 extern void ttl_db_publish_error(Oid dboid, const char *message);
 
 /*
@@ -104,6 +105,7 @@ typedef struct TtlDbReport
 	int			pid;			/* its worker now, 0: none */
 	TimestampTz last_served;	/* 0: never */
 	int64		due_rows;
+	bool		due_rows_capped;	/* a count stopped at its cap */
 	TimestampTz oldest_due;		/* 0: none due */
 	char		last_error[TTL_ERROR_LEN];
 	int64		visits;

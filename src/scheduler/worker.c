@@ -33,9 +33,10 @@
  * transactions).  With ttl.mark_purge_deletes on, all its transactions run
  * under a replication origin of ttl's and each batch logs a message
  * (mark.c).  SIGHUP reloads the settings (ttl.enabled off ends the
- * round at the next batch); SIGTERM ends it.  So does a replica further
- * behind than ttl.max_replication_lag, checked between batches
- * (replication_wait.c): the visit ends after the batch in progress.
+ * round at the next batch); SIGTERM ends it.  A replica further behind
+ * than ttl.max_replication_lag, checked between batches
+ * (replication_wait.c), is waited for there, outside any transaction, for
+ * at most a naptime; if it is still behind, the visit ends.
  */
 #include "postgres.h"
 
@@ -66,6 +67,7 @@
 #include "guard/guard.h"
 #include "insight/stats.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge.h"
 #include "registry/container_window.h"
 #include "registry/policy.h"
@@ -75,10 +77,14 @@
 
 static HTAB *resume_points = NULL;
 
-/* The backlog the worker leaves: due rows and the oldest due item. */
+/*
+ * The backlog the worker leaves: due rows (a lower bound when a count
+ * stopped at its cap) and the oldest due item.
+ */
 typedef struct LeftBacklog
 {
 	int64		due_rows;
+	bool		due_rows_capped;
 	TimestampTz oldest_due;		/* 0: none */
 } LeftBacklog;
 
@@ -126,16 +132,64 @@ worker_restart(void)
 	worker_begin();
 }
 
+/*
+ * Between batches, outside any transaction: a replica further behind than
+ * ttl.max_replication_lag is waited for, showing the phase "waiting for
+ * replicas" in ttl.purge_progress (with the container the visit is in) and
+ * the wait event TtlReplicationLag, for at most ttl.naptime, read afresh at
+ * each poll (a SIGHUP that shortens it, or turns ttl.enabled off, is seen
+ * within a poll).  The wait is marked, so the visit's bound leaves it out;
+ * no visit can start meanwhile anyway (the launcher's own check), so the
+ * pool slot it keeps serves nobody else.  Returns whether the visit goes on.
+ */
+#define WORKER_LAG_POLL_MS 1000
+
+static bool
+worker_replicas_caught_up(void)
+{
+	TimestampTz began;
+	TtlPhase	phase;
+	bool		lagging = true;
+
+	if (!ttl_replication_wait_check(false))
+		return true;
+	began = GetCurrentTimestamp();
+	phase = ttl_progress_current_phase();
+	ttl_progress_phase(TTL_PHASE_WAITING_FOR_REPLICAS);
+	for (;;)
+	{
+		TtlReplicationLag lag;
+		long		left_ms;
+
+		reload_settings_if_asked();
+		left_ms = (long) ttl_naptime * 1000L -
+			TimestampDifferenceMilliseconds(began, GetCurrentTimestamp());
+		if (!ttl_enabled || left_ms <= 0)
+			break;
+		if (ttl_replication_lag_wait(Min(left_ms, WORKER_LAG_POLL_MS), &lag))
+		{
+			/* caught up: ends the episode (and logs it) for everyone */
+			lagging = ttl_replication_wait_check(false);
+			if (!lagging)
+				break;
+		}
+	}
+	ttl_progress_phase(phase);
+	return !lagging;
+}
+
 static bool
 worker_next_transaction(void *arg)
 {
+	bool		go_on;
+
 	worker_commit();
 	ttl_cost_sleep();
 	reload_settings_if_asked();
 	CHECK_FOR_INTERRUPTS();
+	go_on = worker_replicas_caught_up();
 	worker_begin();
-	/* a replica too far behind ends the visit here (replication_wait.c) */
-	return ttl_enabled && !ttl_replication_wait_check(false);
+	return ttl_enabled && go_on;
 }
 
 /*
@@ -167,6 +221,7 @@ typedef struct WalkStep
 	Oid			relid;
 	bool		known;
 	int64		due;
+	bool		capped;
 	TimestampTz oldest;
 } WalkStep;
 
@@ -176,7 +231,7 @@ walk_step(void *arg)
 	WalkStep   *w = (WalkStep *) arg;
 
 	ttl_statement_bound_arm(ttl_batch_timeout);
-	w->known = ttl_scheduler_backlog(w->relid, &w->due, &w->oldest);
+	w->known = ttl_scheduler_backlog(w->relid, &w->due, &w->capped, &w->oldest);
 	ttl_statement_bound_disarm();
 }
 
@@ -275,6 +330,7 @@ compute_backlog(LeftBacklog *left)
 	bool		isnull;
 
 	left->due_rows = 0;
+	left->due_rows_capped = false;
 	left->oldest_due = 0;
 	ttl_spi_connect();
 	if (SPI_execute("SELECT pg_catalog.to_regprocedure('ttl._backlog(pg_catalog.regclass)')"
@@ -308,6 +364,7 @@ compute_backlog(LeftBacklog *left)
 		if (w.due == 0 || !ttl_container_window_open(w.relid))
 			continue;			/* outside its purge window: not due now */
 		left->due_rows += w.due;
+		left->due_rows_capped |= w.capped;
 		if (w.oldest != 0 && (left->oldest_due == 0 || w.oldest < left->oldest_due))
 			left->oldest_due = w.oldest;
 	}
@@ -450,7 +507,8 @@ worker_visit(Oid dboid)
 	PG_TRY();
 	{
 		if (worker_round(&left))
-			ttl_db_publish_backlog(dboid, left.due_rows, left.oldest_due);
+			ttl_db_publish_backlog(dboid, left.due_rows, left.due_rows_capped,
+								   left.oldest_due);
 	}
 	PG_CATCH();
 	{

@@ -1,4 +1,4 @@
-# ttl.max_replication_lag (issue 30): the background purge waits for a
+# ttl.max_replication_lag: the background purge waits for a
 # streaming standby whose replay is paused and for an active logical slot
 # whose consumer stopped, not for an inactive slot nor an ignored standby;
 # -1 turns it off; ttl.purge() is never throttled; CALL ttl.run_purge()
@@ -103,14 +103,29 @@ $standby->poll_query_until('postgres',
 set_conf('ttl.enabled', 'on');
 ok($primary->poll_query_until('postgres', $pool_wait, 'standby "standby"'),
 	'the purge burst makes the standby lag: ttl.worker_pool says whom it waits for');
-# the worker ends its visit after the batch in progress (its round of a
-# naptime, 60 s, would purge them all), and none starts again
+my $lag_wait = $primary->pg_version >= 17 ? 'Extension:TtlReplicationLag' : 'Extension:Extension';
+# (1.9) the worker waits after the batch in progress, for a naptime at
+# most (60 s here), and shows it: its row of ttl.purge_progress names the
+# container and the phase, pg_stat_activity the wait event
+ok( $primary->poll_query_until('postgres', qq{
+SELECT count(*) FROM ttl.purge_progress p JOIN pg_stat_activity a USING (pid)
+ WHERE a.backend_type = 'ttl worker' AND p.phase = 'waiting for replicas'
+   AND p.container = 'c'::regclass
+   AND a.wait_event_type || ':' || a.wait_event = '$lag_wait'}, '1'),
+	"the worker's wait shows: phase 'waiting for replicas' in container c, wait event $lag_wait");
+my $left = $primary->safe_psql('postgres', 'SELECT count(*) FROM c');
+ok($left > 0 && $left < 30000, "the worker stopped part way ($left of 30000 rows left)");
+is($primary->safe_psql('postgres',
+		"SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.backend_type = 'ttl worker' AND l.locktype = 'relation'"),
+	'0', 'waiting, the worker holds no lock on any relation');
+# a naptime of 1 s, read at its next poll, ends its wait and its visit;
+# none starts again
+set_conf('ttl.naptime', '1', '1s');
 $primary->poll_query_until('postgres',
 	"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'ttl worker'", '0')
   or die 'the worker did not leave';
-my $left = $primary->safe_psql('postgres', 'SELECT count(*) FROM c');
-ok($left > 0 && $left < 30000, "the worker stopped part way ($left of 30000 rows left)");
-set_conf('ttl.naptime', '1', '1s');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM c'), $left,
+	'it purged nothing more before leaving');
 my $visits_q = "SELECT visits FROM ttl.databases WHERE datname = 'postgres'";
 my $visits = $primary->safe_psql('postgres', $visits_q);
 wait_seconds($primary, 3);
@@ -146,7 +161,6 @@ my ($call_out, $call_err) = ('', '');
 my $call = IPC::Run::start(
 	[ 'psql', '-X', '-At', '-d', $primary->connstr('postgres'), '-c', 'CALL ttl.run_purge()' ],
 	'>', \$call_out, '2>', \$call_err);
-my $lag_wait = $primary->pg_version >= 17 ? 'Extension:TtlReplicationLag' : 'Extension:Extension';
 ok( $primary->poll_query_until('postgres', qq{
 SELECT count(*) FROM ttl.purge_progress p JOIN pg_stat_activity a USING (pid)
  WHERE p.phase = 'waiting for replicas' AND p.container IS NULL

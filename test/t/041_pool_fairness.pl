@@ -83,9 +83,12 @@ cmp_ok($node->safe_psql('big', 'SELECT count(*) FROM d'), '>', 0,
 	'while the big one is still draining');
 
 is( $node->safe_psql('small1',
-		"SELECT due_rows, oldest_due IS NOT NULL, last_error IS NULL FROM ttl.databases WHERE datname = 'big'"),
-	'10000|t|t',
-	'ttl.databases shows the big backlog (counted by the worker up to 10000 rows per purge index), no error');
+		"SELECT due_rows, due_rows_capped, oldest_due IS NOT NULL, last_error IS NULL FROM ttl.databases WHERE datname = 'big'"),
+	'10000|t|t|t',
+	'ttl.databases shows the big backlog (counted by the worker up to 10000 rows per purge index, due_rows_capped says so), no error');
+is( $node->safe_psql('small1',
+		"SELECT due_rows_capped FROM ttl.databases WHERE datname = 'small1'"),
+	'f', 'a small database: its count is exact (due_rows_capped false)');
 is($node->safe_psql('small1', 'SELECT high_water FROM ttl.worker_pool'), '1',
 	'never more than one worker at once');
 
