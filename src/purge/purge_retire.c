@@ -17,10 +17,13 @@
  *	   (a leaf held by DDL is passed over), for the look: the obstacles and
  *	   the exactness probes with a fresh snapshot, and the rows of a due leaf
  *	   (its reltuples, or a count(*) when it was never counted);
- *	3. for each leaf the look found due: AccessExclusiveLock on its parent,
- *	   then on the leaf, then on the parent's default partition if it has
- *	   one, which is what ALTER TABLE ... DETACH PARTITION takes, each
- *	   waiting at most RETIRE_LOCK_TIMEOUT_MS (lock_timeout): a busy
+ *	3. for each leaf the look found due: AccessExclusiveLock on its parent
+ *	   (in a round, first asked for without queueing, for up to
+ *	   RETIRE_LOCK_TRY_MS: a queued request stalls every query of the
+ *	   container), then on the leaf, then on the parent's default
+ *	   partition if it has one, which is what ALTER TABLE ... DETACH
+ *	   PARTITION takes, each waiting at most RETIRE_LOCK_TIMEOUT_MS
+ *	   (lock_timeout) in the queue: a busy
  *	   container ends the step, and its rows wait for the next round.  Once
  *	   held, no writer of the leaf is left: the obstacles and the probes are
  *	   checked again with a fresh snapshot, which sees every write committed
@@ -61,6 +64,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
@@ -69,12 +73,14 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "base/compat.h"
 #include "base/run_as.h"
 #include "base/sql_version.h"
 #include "base/subxact.h"
 #include "insight/stats.h"
 #include "purge/archive.h"
 #include "purge/mark.h"
+#include "purge/progress.h"
 #include "purge/purge_internal.h"
 #include "registry/leaf_owner.h"
 #include "registry/policy.h"
@@ -88,6 +94,19 @@
  * when that is 0 (no limit): the caller chose to hold the lock.
  */
 #define RETIRE_LOCK_TIMEOUT_MS 100
+
+/*
+ * The round's step first asks for the parent's AccessExclusiveLock without
+ * joining its queue, every RETIRE_LOCK_RETRY_MS for up to
+ * RETIRE_LOCK_TRY_MS: a request that waits in the queue makes every new
+ * query of the container wait behind it, one that never waits stalls
+ * nobody.  Under writers that never leave the container idle for a moment
+ * it then waits in the queue, at most RETIRE_LOCK_TIMEOUT_MS.
+ */
+#define RETIRE_LOCK_TRY_MS 200
+#define RETIRE_LOCK_RETRY_MS 2
+
+static uint32 retire_lock_wait_event = 0;
 
 /*
  * The leaves whose rows the row batches leave to retirement (see
@@ -241,6 +260,7 @@ ttl_retire_drop_pending(Oid container)
 	ListCell   *l;
 	int			tried = 0;
 	MemoryContext old;
+	TtlPhase	phase;
 
 	if (drop_leaves == NIL)
 		return 0;
@@ -255,8 +275,13 @@ ttl_retire_drop_pending(Oid container)
 			leaves = lappend_oid(leaves, lfirst_oid(l));
 			continue;
 		}
-		tried++;
+		/* ttl.purge_progress: this container, whose batches come later */
+		if (tried++ == 0)
+			ttl_progress_container(container, GetCurrentTimestamp(), 0, -1);
+		phase = ttl_progress_current_phase();
+		ttl_progress_phase(TTL_PHASE_RETIRING);
 		edata = ttl_subxact_run(drop_one, &d, CurrentMemoryContext, false);
+		ttl_progress_phase(phase);
 		if (edata != NULL)
 		{
 			char	   *note = psprintf("could not drop retired partition %s of container %s: %s",
@@ -316,7 +341,9 @@ typedef struct RetireOne
 	int64		now_seconds;
 	Candidate  *candidate;
 	int			lock_timeout_ms;
-	bool		defer_drop;		/* drop mode: DETACH only, DROP in a later transaction */
+	bool		in_round;		/* the worker's or CALL ttl.run_purge()'s: the lock
+								 * asked for without queueing first, and in drop
+								 * mode DETACH only, DROP in a later transaction */
 	bool		retired;		/* out */
 	bool		to_drop;		/* out: detached, its DROP deferred */
 	const char *kept;			/* out: why the check under the lock kept it */
@@ -457,6 +484,35 @@ archive_leaf(RetireOne *one, const char *bound)
 }
 
 /*
+ * The parent's AccessExclusiveLock for the round's step (see
+ * RETIRE_LOCK_TRY_MS): without queueing while that succeeds, then queued
+ * under the step's lock_timeout (already set).
+ */
+static void
+lock_parent_for_round(Oid parent)
+{
+	instr_time	start;
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		if (ConditionalLockRelationOid(parent, AccessExclusiveLock))
+			return;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MILLISEC(now) >= RETIRE_LOCK_TRY_MS)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 RETIRE_LOCK_RETRY_MS,
+						 ttl_wait_event(&retire_lock_wait_event, "TtlRetireLock"));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	LockRelationOid(parent, AccessExclusiveLock);
+}
+
+/*
  * Steps 3 and 4 for one leaf: its parent's and its own lock (and the
  * archive's, checked: ttl_archive_check_fit), waiting at most the step's
  * lock_timeout, the check again, DETACH, DROP (or into the archive).
@@ -476,7 +532,10 @@ retire_one(void *arg)
 	(void) set_config_option("lock_timeout", psprintf("%d", one->lock_timeout_ms),
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	parent = get_partition_parent(leaf, false);
-	LockRelationOid(parent, AccessExclusiveLock);
+	if (one->in_round)
+		lock_parent_for_round(parent);	/* the worker, CALL ttl.run_purge() */
+	else
+		LockRelationOid(parent, AccessExclusiveLock);	/* ttl.purge(): the caller's wait */
 	LockRelationOid(leaf, AccessExclusiveLock);
 	/*
 	 * DETACH locks the parent's default partition too (its constraint
@@ -510,7 +569,7 @@ retire_one(void *arg)
 	{
 		run_ddl(psprintf("ALTER TABLE %s DETACH PARTITION %s", qualified_name(parent), leaf_name));
 		mode = ttl_retire_mode_name(one->policy->retire);
-		if (one->policy->retire == TTL_RETIRE_DROP && one->defer_drop)
+		if (one->policy->retire == TTL_RETIRE_DROP && one->in_round)
 		{
 			/* recorded as detached until ttl_retire_drop_pending drops it */
 			one->to_drop = true;
@@ -593,6 +652,7 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 	ListCell   *lc;
 	int			retired = 0;
 	int64		rows = 0;
+	TtlPhase	phase = TTL_PHASE_WALKING;
 
 	*busy = false;
 	forget_deferred(cur->relid);
@@ -603,6 +663,15 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 	if (cached == NULL || cached->retire == TTL_RETIRE_OFF)
 		return 0;
 	candidates = look_for_candidates(cur, &policy, busy);
+	if (candidates != NIL)
+	{
+		/* ttl.purge_progress: this container, before any batch of it */
+		if (cur->progress_started == 0)
+			cur->progress_started = GetCurrentTimestamp();
+		ttl_progress_container(cur->relid, cur->progress_started, cur->deleted,
+							   cur->progress_due);
+		phase = ttl_progress_current_phase();
+	}
 	foreach(lc, candidates)
 	{
 		RetireOne	one = {cur->relid, &policy, cur->now_seconds, lfirst(lc),
@@ -612,7 +681,9 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 		/* ttl.purge(), which does not honour a pause: the caller's wait */
 		if (!cur->honour_pause && LockTimeout > 0)
 			one.lock_timeout_ms = LockTimeout;
+		ttl_progress_phase(TTL_PHASE_RETIRING);
 		edata = ttl_subxact_run(retire_one, &one, CurrentMemoryContext, false);
+		ttl_progress_phase(phase);
 		if (edata != NULL && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 		{
 			/* busy: every query of the container would queue behind us */

@@ -14,7 +14,10 @@
 #   another role's session; with pg_read_all_stats the whole row;
 # - the row is gone when the purge is over;
 # - CALL ttl.run_purge() in a session of its own shows too, under that
-#   session's pid.
+#   session's pid;
+# - retiring a whole partition shows the phase "retiring": in a round,
+#   while it asks for the container's lock without queueing (wait event
+#   TtlRetireLock on 17 and later), and in ttl.purge(), queued for it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -154,6 +157,65 @@ like($caller_pid, qr/^\d+$/, 'the caller\'s pid was read');
 is($node->safe_psql('db1', 'SELECT count(*) FROM t'), '0', 'run_purge purged it all');
 is($node->safe_psql('db1', 'SELECT count(*) FROM ttl.purge_progress'),
 	'0', 'nothing shows after the CALL');
+
+# ---- retiring a whole partition: the phase "retiring" ----
+# A leaf whose every item has expired, and a reader holding the container
+# (ACCESS SHARE, in an open transaction): the retire step waits for its
+# lock, showing the phase.  ttl.purge() waits in the lock queue (the
+# caller's lock_timeout); CALL ttl.run_purge() first asks for the lock
+# without queueing, between tries under TtlRetireLock (17+; Extension on
+# 15 and 16), then gives up for the round.
+$node->safe_psql('db1', q{
+SET ROLE alice;
+CREATE TABLE rp (id int NOT NULL, created_at date NOT NULL, doc jsonb NOT NULL)
+    PARTITION BY RANGE (created_at);
+CREATE TABLE rp_old PARTITION OF rp FOR VALUES FROM ('2000-01-01') TO ('2000-01-02');
+CREATE TABLE rp_new PARTITION OF rp FOR VALUES FROM ('2000-01-02') TO ('2000-01-03');
+SELECT ttl.enable('rp', 60);
+SELECT ttl.set_retire('rp', 'drop');
+INSERT INTO rp SELECT g, '2000-01-01', '{}' FROM generate_series(1, 100) g;
+INSERT INTO rp VALUES (0, '2000-01-02', '{"ttl": -1}');
+});
+my $blocker = $node->background_psql('db1');
+$blocker->query_safe('BEGIN; SELECT count(*) FROM rp');
+my ($rout, $rerr) = ('', '');
+my $rcall = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $node->connstr('db1'),
+	  '-c', "SET ttl.now_override = '2100-01-01 00:00:00+00'",
+	  map { ('-c', 'CALL ttl.run_purge()') } 1 .. 100 ],
+	'>', \$rout, '2>', \$rerr);
+my $retire_wait = $v17 ? 'TtlRetireLock' : 'Extension';
+ok( $node->poll_query_until('db1', qq{
+SELECT count(*) FROM ttl.purge_progress p JOIN pg_stat_activity a USING (pid)
+ WHERE p.container = 'rp'::regclass AND p.phase = 'retiring'
+   AND a.wait_event_type = 'Extension' AND a.wait_event = '$retire_wait'}, '1'),
+	"CALL ttl.run_purge() retiring, not queued: phase 'retiring', wait event $retire_wait");
+$rcall->kill_kill;
+$rcall->finish;
+# its session ends (the CALL in progress would hold the purge lock)
+my $calls = q{FROM pg_stat_activity WHERE query LIKE 'CALL ttl.run_purge%' AND pid <> pg_backend_pid()};
+$node->safe_psql('db1', "SELECT pg_terminate_backend(pid) $calls");
+$node->poll_query_until('db1', "SELECT count(*) $calls", '0')
+  or die 'the CALL session did not end';
+is($node->safe_psql('db1', "SELECT count(*) FROM pg_inherits WHERE inhparent = 'rp'::regclass"),
+	'2', 'the reader kept both leaves');
+($rout, $rerr) = ('', '');
+$rcall = IPC::Run::start(
+	[ 'psql', '-X', '-At', '-d', $node->connstr('db1'),
+	  '-c', "SET ttl.now_override = '2100-01-01 00:00:00+00'",
+	  '-c', "SET lock_timeout = '60s'", '-c', "SELECT ttl.purge('rp')" ],
+	'>', \$rout, '2>', \$rerr);
+ok( $node->poll_query_until('db1', q{
+SELECT count(*) FROM ttl.purge_progress p JOIN pg_stat_activity a USING (pid)
+ WHERE p.container = 'rp'::regclass AND p.phase = 'retiring'
+   AND a.wait_event_type = 'Lock'}, '1'),
+	"ttl.purge() waiting in the lock queue shows the phase 'retiring'");
+$blocker->query_safe('COMMIT');
+$blocker->quit;
+$rcall->finish;
+like($rout, qr/^\d+$/m, 'then ttl.purge() returns') or diag($rerr);
+is($node->safe_psql('db1', "SELECT count(*) FROM pg_inherits WHERE inhparent = 'rp'::regclass"),
+	'1', 'one leaf left');
 
 $node->stop;
 
