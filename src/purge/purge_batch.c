@@ -162,8 +162,21 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 }
 
 /*
- * ttl.purge_progress (progress.c): the container this batch is in, from
- * when this purge first reached it.  The first batch of a worker's or
+ * ttl.purge_progress (progress.c): cur's container is the one this purge is
+ * in now, from when this purge first reached it (a batch, or before any
+ * batch the retire step, purge_retire.c).
+ */
+void
+ttl_cursor_show_progress(PurgeCursor *cur)
+{
+	if (cur->progress_started == 0)
+		cur->progress_started = GetCurrentTimestamp();
+	ttl_progress_container(cur->relid, cur->progress_started, cur->deleted,
+						   cur->progress_due);
+}
+
+/*
+ * The container this batch is in (above).  The first batch of a worker's or
  * run_purge's pass over it counts its due rows first, under the batch's
  * locks, as its owner, with ttl.stats' walks (a resumed pass keeps its
  * count: the resume point carries it); ttl.purge() counts nothing (the
@@ -172,10 +185,7 @@ begin_batch(PurgeCursor *cur, char **relname, TtlContainer *policy)
 static void
 progress_batch_begins(PurgeCursor *cur)
 {
-	if (cur->progress_started == 0)
-		cur->progress_started = GetCurrentTimestamp();
-	ttl_progress_container(cur->relid, cur->progress_started, cur->deleted,
-						   cur->progress_due);
+	ttl_cursor_show_progress(cur);
 	if (cur->count_due && cur->progress_due < 0)
 	{
 		int64		due;

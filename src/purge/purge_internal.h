@@ -221,6 +221,7 @@ typedef struct PurgeCursor
 extern void ttl_cursor_init(PurgeCursor *cur, Oid relid, Oid owner, int64 now_seconds,
 							bool honour_pause, bool use_walk);
 extern int64 ttl_purge_batch_immediate(PurgeCursor *cur, int64 limit);
+extern void ttl_cursor_show_progress(PurgeCursor *cur);
 extern int64 ttl_purge_container(Oid relid, int64 max_rows, bool *skipped);
 
 /* purge_statement.c: the statement path of a batch */
@@ -274,7 +275,7 @@ extern int64 ttl_retire_copy(Oid container, Oid archive, Oid leaf);
 
 /* purge_retire.c: the retire step of a batch or a ttl.purge() */
 extern int	ttl_retire_step(PurgeCursor *cur, bool *busy);
-extern int	ttl_retire_drop_pending(Oid container);
+extern int	ttl_retire_drop_pending(PurgeCursor *cur);
 extern bool ttl_retire_defers(Oid container, Oid leaf);
 extern void ttl_retire_forget(Oid container);
 

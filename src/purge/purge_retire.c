@@ -243,7 +243,7 @@ drop_one(void *arg)
 }
 
 /*
- * The container's deferred DROPs (see note_pending_drop), run by the
+ * The deferred DROPs of cur's container (see note_pending_drop), run by the
  * round's next turn of the container as its owner, each in a
  * subtransaction under the step's short lock_timeout; ttl.retired then
  * says 'drop'.  A leaf that cannot be dropped (a view of yours on it, a
@@ -252,8 +252,9 @@ drop_one(void *arg)
  * whole transaction.
  */
 int
-ttl_retire_drop_pending(Oid container)
+ttl_retire_drop_pending(PurgeCursor *cur)
 {
+	Oid			container = cur->relid;
 	List	   *containers = NIL;
 	List	   *leaves = NIL;
 	ListCell   *c;
@@ -275,9 +276,8 @@ ttl_retire_drop_pending(Oid container)
 			leaves = lappend_oid(leaves, lfirst_oid(l));
 			continue;
 		}
-		/* ttl.purge_progress: this container, whose batches come later */
 		if (tried++ == 0)
-			ttl_progress_container(container, GetCurrentTimestamp(), 0, -1);
+			ttl_cursor_show_progress(cur);
 		phase = ttl_progress_current_phase();
 		ttl_progress_phase(TTL_PHASE_RETIRING);
 		edata = ttl_subxact_run(drop_one, &d, CurrentMemoryContext, false);
@@ -665,11 +665,7 @@ ttl_retire_step(PurgeCursor *cur, bool *busy)
 	candidates = look_for_candidates(cur, &policy, busy);
 	if (candidates != NIL)
 	{
-		/* ttl.purge_progress: this container, before any batch of it */
-		if (cur->progress_started == 0)
-			cur->progress_started = GetCurrentTimestamp();
-		ttl_progress_container(cur->relid, cur->progress_started, cur->deleted,
-							   cur->progress_due);
+		ttl_cursor_show_progress(cur);
 		phase = ttl_progress_current_phase();
 	}
 	foreach(lc, candidates)

@@ -284,7 +284,7 @@ owner_batch(void *arg)
 		}
 	}
 	/* the leaves the step detached in drop mode: dropped in a turn of their own */
-	if (ttl_retire_drop_pending(cur->relid) > 0)
+	if (ttl_retire_drop_pending(cur) > 0)
 	{
 		ttl_statement_bound_disarm();
 		CHECK_FOR_INTERRUPTS();
