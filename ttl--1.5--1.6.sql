@@ -3,6 +3,11 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION ttl UPDATE TO '1.6'" to load this file. \quit
 
+-- ttl's tables are locked in one order, ttl.registry first: the purge
+-- takes it before any other table of ttl's, so an update that alters them
+-- never deadlocks with a purge (src/registry/registry.c).
+LOCK TABLE ttl.registry IN ACCESS EXCLUSIVE MODE;
+
 -- Every function below that runs SQL pins search_path = pg_catalog, pg_temp
 -- and names its operators schema-qualified: see README, "Security model".
 

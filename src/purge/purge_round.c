@@ -17,8 +17,10 @@
  *		its visit has spent ttl.max_purge_time on it (its batches, commits
  *		and the budget's sleeps after them), to resume there next round.
  *
- * Locking: each batch takes its own locks (purge_batch.c) and the caller
- * commits between batches; one container's failure is recorded in
+ * Locking: each transaction takes ttl.registry first (registry.c: the
+ * one order of ttl's tables, which every update script follows too), each
+ * batch its own locks (purge_batch.c), and the caller commits between
+ * batches; one container's failure is recorded in
  * ttl.purge_stats and does not end the round.  Containers are listed in C
  * (registry.c).
  */
@@ -458,6 +460,8 @@ ttl_purge_round(TtlRoundOps *ops)
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(round_cxt);
+		/* ttl's tables in their one order (registry.c), as in each batch */
+		(void) ttl_registry_lock_first(true);
 		relids = ttl_list_due_containers(ops->all_owners);
 		/*
 		 * The worker's: run_purge serves backed-off containers anyway and
@@ -557,6 +561,7 @@ ttl_purge_round(TtlRoundOps *ops)
 					active = 0;
 					break;
 				}
+				(void) ttl_registry_lock_first(true);
 				/* the sleep paid for the last batch: its container's visit */
 				if (last != NULL)
 					last->log.throttled_us += slept_us;

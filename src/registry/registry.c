@@ -101,6 +101,30 @@ find_registry(void)
 	return OidIsValid(registry_relid) && OidIsValid(registry_index);
 }
 
+/*
+ * The extension's tables are locked in one order: ttl.registry first.
+ * Every update script's first statement takes it in ACCESS EXCLUSIVE mode
+ * (then alters the other tables of ttl), and every purge transaction takes
+ * it in ACCESS SHARE mode before it touches any other: an upgrade and a
+ * purge then wait for each other at that one lock, never each holding
+ * what the other waits for.  Without wait, false at once when someone
+ * holds it against us (an ALTER EXTENSION ttl UPDATE, a DROP EXTENSION):
+ * the worker leaves the database for its next visit rather than queue.
+ * True when there is no registry (no extension): nothing to order.
+ */
+bool
+ttl_registry_lock_first(bool wait)
+{
+	if (!find_registry())
+		return true;
+	if (wait)
+	{
+		LockRelationOid(registry_relid, AccessShareLock);
+		return true;
+	}
+	return ConditionalLockRelationOid(registry_relid, AccessShareLock);
+}
+
 /* One registry row into *out (the first REGISTRY_NATTS columns). */
 static void
 deform_container(Relation rel, HeapTuple tup, TtlContainer *out)

@@ -69,6 +69,7 @@ extern const TtlContainer *ttl_container_ref(Oid relid);
 extern bool ttl_lookup_container(Oid relid, TtlContainer *out);
 extern bool ttl_read_container(Oid relid, TtlContainer *out);
 extern List *ttl_list_containers(bool due_only);
+extern bool ttl_registry_lock_first(bool wait);
 extern void ttl_get_container(Oid relid, TtlContainer *out);
 extern char *ttl_relation_display_name(Oid relid);
 extern const char *ttl_retire_mode_name(TtlRetireMode mode);

@@ -27,7 +27,9 @@
  * pg_catalog, pg_temp for its whole life, lists containers in C and runs
  * each batch as the table's owner (purge_batch.c).
  *
- * Locking: only what purge_batch.c takes, one short transaction per batch,
+ * Locking: ttl.registry first in each transaction, without queueing (an
+ * ALTER EXTENSION ttl UPDATE holding it ends the visit: registry.c), then
+ * only what purge_batch.c takes, one short transaction per batch,
  * and the shared state's lock for a copy (db_states.c).  The worker never
  * sleeps holding a snapshot or a lock (the cost budget sleeps between
  * transactions).  With ttl.mark_purge_deletes on, all its transactions run
@@ -86,6 +88,7 @@ typedef struct LeftBacklog
 	int64		due_rows;
 	bool		due_rows_capped;
 	TimestampTz oldest_due;		/* 0: none */
+	bool		unknown;		/* not counted: the last one stands */
 } LeftBacklog;
 
 static void
@@ -104,6 +107,13 @@ worker_report(void *arg, const char *activity)
 	pgstat_report_activity(STATE_RUNNING, activity);
 }
 
+/*
+ * Whether this transaction holds ttl.registry (ttl_registry_lock_first):
+ * false while an ALTER EXTENSION ttl UPDATE (or a DROP EXTENSION) holds
+ * it, and then the visit touches no table of ttl's and ends.
+ */
+static bool catalog_ours = false;
+
 /* Commit the batch, pay the budget outside any transaction, begin anew. */
 static void
 worker_begin(void)
@@ -114,6 +124,8 @@ worker_begin(void)
 	XactIsoLevel = XACT_READ_COMMITTED;
 	XactReadOnly = false;
 	ttl_purge_commit_async();
+	/* before the snapshot: the upgrade it waited for has committed */
+	catalog_ours = ttl_registry_lock_first(false);
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
 
@@ -189,7 +201,7 @@ worker_next_transaction(void *arg)
 	CHECK_FOR_INTERRUPTS();
 	go_on = worker_replicas_caught_up();
 	worker_begin();
-	return ttl_enabled && go_on;
+	return ttl_enabled && go_on && catalog_ours;
 }
 
 /*
@@ -398,7 +410,8 @@ act_on_interrupted_visit(void)
 	InterruptedStep step;
 	ErrorData  *edata;
 
-	if (!ttl_db_take_interrupted(MyDatabaseId, &rec))
+	/* recorded by a later visit: an upgrade holds ttl.purge_stats */
+	if (!catalog_ours || !ttl_db_take_interrupted(MyDatabaseId, &rec))
 		return;
 	step.relid = rec.relid;
 	if (rec.by_bound)
@@ -453,7 +466,7 @@ worker_round(LeftBacklog *left)
 	installed = OidIsValid(get_extension_oid("ttl", true));
 	/* said at once: a round that fails still leaves this known */
 	ttl_db_set_has_ttl(MyDatabaseId, installed, marks_before);
-	if (installed)
+	if (installed && catalog_ours)
 	{
 		pgstat_report_activity(STATE_RUNNING, "ttl purge round");
 		/*
@@ -475,7 +488,8 @@ worker_round(LeftBacklog *left)
 		ops.committed = worker_committed;
 		ops.first = (uint64) ttl_db_visits(MyDatabaseId);
 		ops.max_container_ms = ttl_max_purge_time;
-		deleted = ttl_purge_round(&ops);
+		/* each step above began a transaction: an upgrade may have come */
+		deleted = catalog_ours ? ttl_purge_round(&ops) : 0;
 		if (deleted > 0)
 			elog(DEBUG1, "ttl worker deleted %lld expired items", (long long) deleted);
 		pgstat_report_activity(STATE_RUNNING, "ttl backlog");
@@ -483,8 +497,13 @@ worker_round(LeftBacklog *left)
 		/* the round's last batch has committed: its points are safe now */
 		ttl_db_save_resume_points(MyDatabaseId, resume_points);
 		worker_begin();
-		compute_backlog(left);
+		if (catalog_ours)
+			compute_backlog(left);
 	}
+	/* an upgrade of ttl holds its tables: back at the next visit */
+	left->unknown = installed && !catalog_ours;
+	if (left->unknown)
+		elog(DEBUG1, "ttl worker: the extension's tables are locked (ALTER EXTENSION ttl UPDATE?): visit ended");
 	worker_commit();
 	pgstat_report_stat(true);
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -506,7 +525,7 @@ worker_visit(Oid dboid)
 
 	PG_TRY();
 	{
-		if (worker_round(&left))
+		if (worker_round(&left) && !left.unknown)
 			ttl_db_publish_backlog(dboid, left.due_rows, left.due_rows_capped,
 								   left.oldest_due);
 	}
