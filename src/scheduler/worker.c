@@ -124,7 +124,7 @@ worker_begin(void)
 	XactIsoLevel = XACT_READ_COMMITTED;
 	XactReadOnly = false;
 	ttl_purge_commit_async();
-	/* before the snapshot: the upgrade it waited for has committed */
+	/* before the snapshot, which then sees all of an update that held it */
 	catalog_ours = ttl_registry_lock_first(false);
 	PushActiveSnapshot(GetTransactionSnapshot());
 }
