@@ -104,10 +104,13 @@ find_registry(void)
 /*
  * The extension's tables are locked in one order: ttl.registry first.
  * Every update script's first statement takes it in ACCESS EXCLUSIVE mode
- * (then alters the other tables of ttl), and every purge transaction takes
- * it in ACCESS SHARE mode before it touches any other: an upgrade and a
- * purge then wait for each other at that one lock, never each holding
- * what the other waits for.  Without wait, false at once when someone
+ * (then alters the other tables of ttl), and every purge transaction holds
+ * it in ACCESS SHARE mode before it touches any other: the round (the
+ * worker's, CALL ttl.run_purge()'s) takes it here at the start of each of
+ * its transactions, and a batch, ttl.purge()'s too, reads its policy from
+ * it first (begin_batch, the retire step's look).  An upgrade and a purge
+ * then wait for each other at that one lock, never each holding what the
+ * other waits for.  Without wait, false at once when someone
  * holds it against us (an ALTER EXTENSION ttl UPDATE, a DROP EXTENSION):
  * the worker leaves the database for its next visit rather than queue.
  * True when there is no registry (no extension): nothing to order.
