@@ -1,46 +1,42 @@
 /*
  * replace.c
- *		Rule 10: an expired item is gone for writes too.  Called by the
- *		stamp trigger (stamp.c) for every row it stamps: when the new row's
- *		key in a unique index of the table (primary key, unique constraint,
- *		expression, partial, NULLS NOT DISTINCT, DEFERRABLE) is held by an
- *		item that is expired (rules 5 and 9, at ttl.now()), that item is
- *		deleted first, as a purge delete (replace_holder.c, then
- *		purge_replace.c), so the unique check and ON CONFLICT, which look
- *		with a dirty snapshot and do not see a row deleted by the current
- *		transaction, find no conflict: the write takes effect (ON CONFLICT
- *		DO UPDATE takes its INSERT path).  A BEFORE ROW trigger runs before
- *		those checks, which is why this is here.  Exclusion constraints are
- *		not probed: a row that overlaps an expired one conflicts as before
- *		(23P01); only unique btree indexes are.  The key is that of the row
- *		as it will be stored: stored generated columns are computed on the
- *		probe's copy of the row first (the executor computes them only after
- *		the BEFORE triggers), and no BEFORE ROW trigger may fire after this
- *		one (ddl/ddl_triggers.c refuses one), so nothing changes the row
- *		after it is judged.
+ *		Rule 10: an expired item is gone for writes too.  For every row the
+ *		stamp trigger (stamp.c) stamps: when the row's key in a unique btree
+ *		index of the table (primary key, unique constraint, expression,
+ *		partial, NULLS NOT DISTINCT, DEFERRABLE) is held by an item expired
+ *		at ttl.now() (rules 5 and 9), that item is deleted first, as a purge
+ *		delete (replace_holder.c, purge_replace.c): the unique check and ON
+ *		CONFLICT, which do not see a row the current transaction deleted,
+ *		find no conflict (DO UPDATE takes its INSERT path).  A BEFORE ROW
+ *		trigger runs before those checks: that is why this is here.
+ *		Exclusion constraints are not probed (an overlap with an expired
+ *		row is 23P01 as before).  The key is that of the row as stored:
+ *		stored generated columns are computed on the probe's copy first, and
+ *		no BEFORE ROW trigger fires after this one (ddl/ddl_triggers.c).
  *
  * Exact: every row probes every unique index it has a key in, unless its
  * leaf's due floor (replace_floor.c, read at every row) says nothing of
- * the leaf can be expired at the statement's time, so every holder that
- * is in the index when the row is checked is judged by the rules.  What
- * is left is the race core's own check has before the insertion: a holder
- * that reaches the index after this row's check and before the row's own
- * insertion (src/stamp/README.md).
+ * the leaf can be expired yet.  What is left is the race of core's own
+ * check: a holder indexed after the row's check and before its insertion
+ * (src/stamp/README.md).
  *
- * The probe is core's (check_exclusion_or_unique_constraint in
- * execIndexing.c): the new row's key (FormIndexDatum; a partial index's
- * predicate first) looked up with a dirty snapshot; a holder whose writer
- * is in progress (or a speculative insertion) is waited for, then looked
- * up again; a live holder is left to the unique check (23505, ON
- * CONFLICT); an UPDATE never looks at its own old row.
+ * The probe is core's (check_exclusion_or_unique_constraint): the row's
+ * key (a partial index's predicate first) looked up with a dirty
+ * snapshot; a busy holder's writer (or speculative insertion) is waited
+ * for, then it is looked up again; a live holder is left to the unique
+ * check (23505, ON CONFLICT); an UPDATE never looks at its own old row.
  *
  * Per statement (the trigger's FmgrInfo lives as long as the statement's
- * result relation, one per leaf): the container's policy as cached
- * (invalidations processed first: a prepared statement re-run in a
- * transaction that holds its locks sees a change committed meanwhile) or
- * carried by a Citus shard's trigger, the leaf's floor and two slots.
- * Nothing is probed where the default is NULL, rule 10 is off
- * (ttl.set_replace_expired) or the SQL is older than 1.7.
+ * result relation, one per leaf): the policy as cached (invalidations
+ * processed first: a prepared statement re-run in a transaction holding
+ * its locks sees a change committed meanwhile) or carried by a Citus
+ * shard's trigger, the leaf's floor, two slots and a scan of each unique
+ * index, begun at its first probe (a begin and an end were a tenth of a
+ * probe's instructions).  Between rows a scan holds no pin (a probe ends
+ * by rescanning it empty) nor relcache reference (it gives its begin's
+ * back: the probe's index_open pins the index); an index whose relcache
+ * entry was made anew meanwhile gets a new scan.  Nothing is probed where
+ * the default is NULL, rule 10 is off or the SQL is older than 1.7.
  *
  * Locking: the probe reads the indexes the statement has opened
  * (RowExclusiveLock) without locking them again; a busy holder's writer is
@@ -87,6 +83,8 @@ struct TtlReplaceState
 	TtlFloorSlot *floor;		/* the leaf's due floor, or NULL (replace_floor.c) */
 	TupleTableSlot *new_slot;	/* the row being written */
 	TupleTableSlot *holder_slot;	/* a row holding its key */
+	IndexScanDesc *scans;		/* the probe's scan of each unique index */
+	SnapshotData dirty;			/* theirs */
 };
 
 /* An xact callback (ttl.c registers it). */
@@ -198,7 +196,9 @@ build_state(MemoryContext mcxt, TriggerData *trigdata, int doc_attnum)
 	old = MemoryContextSwitchTo(mcxt);
 	state->new_slot = MakeSingleTupleTableSlot(leaf->desc, &TTSOpsHeapTuple);
 	state->holder_slot = MakeSingleTupleTableSlot(leaf->desc, leaf->table_ops);
+	state->scans = palloc0(sizeof(IndexScanDesc) * leaf->nindexes);
 	MemoryContextSwitchTo(old);
+	InitDirtySnapshot(state->dirty);
 	state->active = true;
 	return state;
 }
@@ -222,33 +222,42 @@ holder_expired(TtlReplaceState *state, TupleTableSlot *slot)
 }
 
 /*
- * Probe one unique index for the key (values, isnull) and replace an
- * expired holder; self is the UPDATE's old row (never a holder).
+ * Probe unique index i for the key (values, isnull) and replace an expired
+ * holder; self is the UPDATE's old row (never a holder).
  */
 static void
-probe_index(TtlReplaceState *state, Relation rel, Relation index, IndexInfo *info,
+probe_index(TtlReplaceState *state, Relation rel, int i, Relation index,
 			Datum *values, bool *isnull, ItemPointer self)
 {
+	IndexInfo  *info = state->leaf->indexes[i].info;
+	IndexScanDesc scan = state->scans[i];
+	Snapshot	dirty = &state->dirty;
 	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	ScanKeyData scankeys[INDEX_MAX_KEYS];
-	SnapshotData dirty;
 	ItemPointerData tried;
-	int			i;
+
+	if (scan == NULL || scan->indexRelation != index)
+	{
+		/* the statement's scan of the index ("Per statement" above) */
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(state));
+
+		state->scans[i] = scan = ttl_index_beginscan(rel, index, dirty, nkeys, 0);
+		MemoryContextSwitchTo(old);
+		RelationDecrementReferenceCount(index);
+	}
 
 	ItemPointerSetInvalid(&tried);
-	for (i = 0; i < nkeys; i++)
+	for (int k = 0; k < nkeys; k++)
 	{
-		if (isnull[i] && !info->ii_NullsNotDistinct)
+		if (isnull[k] && !info->ii_NullsNotDistinct)
 			return;				/* a NULL key conflicts with nothing */
-		ScanKeyEntryInitialize(&scankeys[i], isnull[i] ? SK_ISNULL | SK_SEARCHNULL : 0,
-							   i + 1, info->ii_UniqueStrats[i], InvalidOid,
-							   index->rd_indcollation[i], info->ii_UniqueProcs[i],
-							   values[i]);
+		ScanKeyEntryInitialize(&scankeys[k], isnull[k] ? SK_ISNULL | SK_SEARCHNULL : 0,
+							   k + 1, info->ii_UniqueStrats[k], InvalidOid,
+							   index->rd_indcollation[k], info->ii_UniqueProcs[k],
+							   values[k]);
 	}
-	InitDirtySnapshot(dirty);
 	for (;;)
 	{
-		IndexScanDesc scan;
 		TransactionId xwait = InvalidTransactionId;
 		uint32		token = 0;
 		bool		found = false;
@@ -256,29 +265,28 @@ probe_index(TtlReplaceState *state, Relation rel, Relation index, IndexInfo *inf
 		ItemPointerData tid;
 
 		ItemPointerSetInvalid(&tid);
-		scan = ttl_index_beginscan(rel, index, &dirty, nkeys, 0);
 		index_rescan(scan, scankeys, nkeys, NULL, 0);
 		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
 		{
 			if (self != NULL && ItemPointerEquals(&state->holder_slot->tts_tid, self))
 				continue;
 			tid = state->holder_slot->tts_tid;
-			xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
-			token = dirty.speculativeToken;
+			xwait = TransactionIdIsValid(dirty->xmin) ? dirty->xmin : dirty->xmax;
+			token = dirty->speculativeToken;
 			if (!TransactionIdIsValid(xwait))
 				expired = holder_expired(state, state->holder_slot);
 			found = true;
 			break;
 		}
 		ExecClearTuple(state->holder_slot);
-		index_endscan(scan);
+		index_rescan(scan, NULL, nkeys, NULL, 0);	/* its pins given back */
 		if (!found)
 			return;				/* no holder: nothing conflicts */
 		if (TransactionIdIsValid(xwait))
 		{
 			/* its writer is busy: wait, then look at its newest version */
 			if (token != 0)
-				SpeculativeInsertionWait(dirty.xmin, token);
+				SpeculativeInsertionWait(dirty->xmin, token);
 			else
 				XactLockTableWait(xwait, rel, &tid, XLTW_InsertIndex);
 			continue;
@@ -319,7 +327,6 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 	Relation	rel = trigdata->tg_relation;
 	ExprContext *econtext;
 	ItemPointer self = NULL;
-	int			i;
 
 	if (state == NULL)
 		*statep = state = build_state(mcxt, trigdata, doc_attnum);
@@ -355,7 +362,7 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 		state->leaf->generated->ri_RelationDesc = NULL;
 	}
 	econtext->ecxt_scantuple = state->new_slot;
-	for (i = 0; i < state->leaf->nindexes && state->active; i++)
+	for (int i = 0; i < state->leaf->nindexes && state->active; i++)
 	{
 		ReplaceIndex *u = &state->leaf->indexes[i];
 		Relation	index;
@@ -366,7 +373,7 @@ ttl_replace_expired(TtlReplaceState **statep, MemoryContext mcxt, TriggerData *t
 			continue;			/* not in this partial index */
 		FormIndexDatum(u->info, state->new_slot, state->leaf->estate, values, isnull);
 		index = index_open(u->indexoid, NoLock);
-		probe_index(state, rel, index, u->info, values, isnull, self);
+		probe_index(state, rel, i, index, values, isnull, self);
 		index_close(index, NoLock);
 	}
 	ExecClearTuple(state->new_slot);

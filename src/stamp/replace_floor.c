@@ -35,10 +35,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "access/genam.h"
 #include "access/relscan.h"
@@ -97,13 +95,12 @@ void
 ttl_floor_shmem_startup(void)
 {
 	bool		found;
-	int			i;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	slots = ShmemInitStruct("ttl rule 10 floors", sizeof(TtlFloorSlot) * FLOOR_SLOTS, &found);
 	if (!found)
 	{
-		for (i = 0; i < FLOOR_SLOTS; i++)
+		for (int i = 0; i < FLOOR_SLOTS; i++)
 		{
 			pg_atomic_init_u64(&slots[i].id, 0);
 			pg_atomic_init_u64(&slots[i].word, 0);
@@ -122,12 +119,11 @@ ttl_floor_slot(Oid relid, bool create)
 {
 	uint64		id = ((uint64) MyDatabaseId << 32) | (uint64) relid;
 	uint32		start;
-	int			i;
 
 	if (slots == NULL || !OidIsValid(relid) || !OidIsValid(MyDatabaseId))
 		return NULL;
 	start = murmurhash32(relid ^ murmurhash32(MyDatabaseId));
-	for (i = 0; i < FLOOR_WINDOW; i++)
+	for (int i = 0; i < FLOOR_WINDOW; i++)
 	{
 		TtlFloorSlot *s = &slots[(start + i) & (FLOOR_SLOTS - 1)];
 		uint64		cur = pg_atomic_read_u64(&s->id);
@@ -437,11 +433,10 @@ ttl_rule10_counts(PG_FUNCTION_ARGS)
 	bool		nulls[2] = {false, false};
 	uint64		probes = 0;
 	uint64		skips = 0;
-	int			i;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	for (i = 0; slots != NULL && i < FLOOR_SLOTS; i++)
+	for (int i = 0; slots != NULL && i < FLOOR_SLOTS; i++)
 	{
 		if ((pg_atomic_read_u64(&slots[i].id) >> 32) != MyDatabaseId)
 			continue;
