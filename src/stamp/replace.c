@@ -32,11 +32,13 @@
  * its locks sees a change committed meanwhile) or carried by a Citus
  * shard's trigger, the leaf's floor, two slots and a scan of each unique
  * index, begun at its first probe (a begin and an end were a tenth of a
- * probe's instructions).  Between rows a scan holds no pin (a probe ends
- * by rescanning it empty) nor relcache reference (it gives its begin's
- * back: the probe's index_open pins the index); an index whose relcache
- * entry was made anew meanwhile gets a new scan.  Nothing is probed where
- * the default is NULL, rule 10 is off or the SQL is older than 1.7.
+ * probe's instructions).  It runs in the statement's memory, not the
+ * row's (what the AM allocates as it goes, such as btree's killed items,
+ * must last as long).  Between rows it holds no pin (a probe ends by
+ * rescanning it empty) nor relcache reference (it gives its begin's back:
+ * the probe's index_open pins the index); an index whose relcache entry
+ * was made anew gets a new scan.  Nothing is probed where the default is
+ * NULL, rule 10 is off or the SQL is older than 1.7.
  *
  * Locking: the probe reads the indexes the statement has opened
  * (RowExclusiveLock) without locking them again; a busy holder's writer is
@@ -231,20 +233,11 @@ probe_index(TtlReplaceState *state, Relation rel, int i, Relation index,
 {
 	IndexInfo  *info = state->leaf->indexes[i].info;
 	IndexScanDesc scan = state->scans[i];
+	MemoryContext scan_cxt = GetMemoryChunkContext(state);
 	Snapshot	dirty = &state->dirty;
 	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	ScanKeyData scankeys[INDEX_MAX_KEYS];
 	ItemPointerData tried;
-
-	if (scan == NULL || scan->indexRelation != index)
-	{
-		/* the statement's scan of the index ("Per statement" above) */
-		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(state));
-
-		state->scans[i] = scan = ttl_index_beginscan(rel, index, dirty, nkeys, 0);
-		MemoryContextSwitchTo(old);
-		RelationDecrementReferenceCount(index);
-	}
 
 	ItemPointerSetInvalid(&tried);
 	for (int k = 0; k < nkeys; k++)
@@ -261,9 +254,15 @@ probe_index(TtlReplaceState *state, Relation rel, int i, Relation index,
 		TransactionId xwait = InvalidTransactionId;
 		uint32		token = 0;
 		bool		found = false;
-		bool		expired = false;
+		bool		expired;
 		ItemPointerData tid;
+		MemoryContext old = MemoryContextSwitchTo(scan_cxt);	/* see above */
 
+		if (scan == NULL || scan->indexRelation != index)
+		{
+			state->scans[i] = scan = ttl_index_beginscan(rel, index, dirty, nkeys, 0);
+			RelationDecrementReferenceCount(index);
+		}
 		ItemPointerSetInvalid(&tid);
 		index_rescan(scan, scankeys, nkeys, NULL, 0);
 		while (index_getnext_slot(scan, ForwardScanDirection, state->holder_slot))
@@ -273,13 +272,16 @@ probe_index(TtlReplaceState *state, Relation rel, int i, Relation index,
 			tid = state->holder_slot->tts_tid;
 			xwait = TransactionIdIsValid(dirty->xmin) ? dirty->xmin : dirty->xmax;
 			token = dirty->speculativeToken;
-			if (!TransactionIdIsValid(xwait))
-				expired = holder_expired(state, state->holder_slot);
 			found = true;
 			break;
 		}
+		MemoryContextSwitchTo(old);
+		expired = found && !TransactionIdIsValid(xwait) &&
+			holder_expired(state, state->holder_slot);
 		ExecClearTuple(state->holder_slot);
+		old = MemoryContextSwitchTo(scan_cxt);
 		index_rescan(scan, NULL, nkeys, NULL, 0);	/* its pins given back */
+		MemoryContextSwitchTo(old);
 		if (!found)
 			return;				/* no holder: nothing conflicts */
 		if (TransactionIdIsValid(xwait))

@@ -367,7 +367,7 @@ ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel, const TtlContaine
 	Relation	deadline = NULL;
 	int64		floor = PG_INT64_MAX;
 	bool		known = true;
-	uint64		expected;
+	uint64		expected = word;
 
 	test_gate();
 	if (subscribed())
@@ -393,9 +393,7 @@ ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel, const TtlContaine
 		TupleTableSlot *tslot = MakeSingleTupleTableSlot(RelationGetDescr(rel),
 														 table_slot_callbacks(rel));
 
-		int			kind;
-
-		for (kind = TTL_KEY_INHERITED; kind <= TTL_KEY_OWN; kind++)
+		for (int kind = TTL_KEY_INHERITED; kind <= TTL_KEY_OWN; kind++)
 			lower_from(rel, purge, kind, ttl_purge_key_low(kind),
 					   ttl_purge_key_encode(kind, PG_INT64_MAX), policy, doc_attnum, tslot, &floor);
 		if (deadline != NULL)
@@ -411,7 +409,6 @@ ttl_floor_raise(TtlFloorSlot *slot, uint64 word, Relation rel, const TtlContaine
 		return false;
 	/* published only if the word did not move since it was read (header) */
 	floor = Min(Max(floor, 0), FLOOR_MAX);
-	expected = word;
 #ifdef TTL_FLOOR_NO_GENERATION_CHECK
 	expected = pg_atomic_read_u64(&slot->word);	/* a test build (see the raise spec) */
 #endif
