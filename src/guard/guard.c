@@ -20,6 +20,12 @@
  *			ahead of the monotonic clock by more than
  *			ttl.clock_jump_threshold between two rounds of the pool.
  *
+ * Case (a) is judged only once the restore is complete: a container not
+ * at home without its stamp trigger (pg_restore's post-data creates it
+ * last) or without rows is left alone, neither held nor purged nor taken
+ * as at home, round after round, and judged on all its rows when they and
+ * the trigger are there.
+ *
  * A held container is not purged automatically (hiding goes on): the hold
  * is recorded in its registry row (held_since, hold_reason: ttl.stats) and
  * logged once.  ttl.resume() releases it and records the current identity
@@ -51,6 +57,7 @@
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -59,6 +66,7 @@
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "base/compat.h"
@@ -71,6 +79,7 @@
 #include "guard/guard_estimate.h"
 #include "registry/policy.h"
 #include "registry/registry.h"
+#include "registry/trigger_args.h"
 
 double		ttl_restore_guard_fraction = 0.2;
 
@@ -226,10 +235,17 @@ estimate_step(void *arg)
 		memset(step->est, 0, sizeof(*step->est));	/* gone meanwhile */
 	else
 	{
+		/*
+		 * What is committed now, not the transaction's first snapshot: the
+		 * registry row was just read as committed now, and rows restored
+		 * before it must count (a subtransaction's abort pops it)
+		 */
+		PushActiveSnapshot(GetLatestSnapshot());
 		ttl_statement_bound_arm(ttl_batch_timeout);
 		ttl_guard_estimate(step->relid, &c, ttl_current_unix_seconds(), step->fraction,
 						   step->est);
 		ttl_statement_bound_disarm();
+		PopActiveSnapshot();
 	}
 }
 
@@ -338,6 +354,16 @@ ttl_guard_holds(TtlGuardRound *round, Oid relid)
 	else
 		return false;
 
+	/*
+	 * A restore still loading it: pg_restore creates the stamp trigger in
+	 * its post-data, after every table's data, and a leaf's data (or a
+	 * container's whose schema sorts after ttl) may come after its
+	 * registry row.  Judged on part of its rows, a container could be
+	 * taken as at home and the rest purged as it arrives: it waits, not
+	 * purged and not at home, until the restore is complete.
+	 */
+	if (!at_home && !OidIsValid(get_trigger_oid(relid, TTL_STAMP_TRIGGER, true)))
+		return true;
 	if (!estimate_safely(relid, fraction, &est))
 	{
 		round->failed = true;
@@ -348,9 +374,16 @@ ttl_guard_holds(TtlGuardRound *round, Oid relid)
 		record_hold(relid, reason, &est, fraction);
 		return true;
 	}
-	/* an empty container (a restore still loading it) stays unchecked */
-	if (!at_home && est.total > 0)
+	if (!at_home)
+	{
+		/*
+		 * Nothing to judge: it waits for rows (a data-only restore may load
+		 * them later in this round, which would then purge them unjudged)
+		 */
+		if (est.total <= 0)
+			return true;
 		release(relid);
+	}
 	return false;
 }
 
