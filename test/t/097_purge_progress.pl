@@ -71,7 +71,9 @@ SELECT ttl.enable('t', 1);
 INSERT INTO t SELECT g, '{}' FROM generate_series(1, 20000) g;
 });
 wait_seconds($node, 2);
-is($node->safe_psql('db1', 'SELECT count(*) FROM ttl.purge_progress'),
+# (the view shows every database: the worker's visit of postgres, which
+# has the extension and nothing to purge, shows for a moment too)
+is($node->safe_psql('db1', q{SELECT count(*) FROM ttl.purge_progress WHERE database = 'db1'}),
 	'0', 'no purge, no row');
 $node->safe_psql('postgres', 'ALTER DATABASE db1 RESET ttl.worker_enabled');
 
